@@ -1,0 +1,178 @@
+"""The nightly `refresh` flow: every source concurrently, fetch -> ingest, one task per source.
+
+Wiring only: fetching is scrapers', landing is warehouse.ingest's. A source that fails is
+recorded and named in the flow's final state; it never stops the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+from prefect import flow, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
+from prefect.states import Completed, Failed, State
+
+from gpuprices.settings import Settings, load_settings
+from scrapers.base import FetchError, Source
+from scrapers.http import with_retries
+from scrapers.registry import all_sources
+from warehouse.append import SourceInfo, finish_run, register_sources, start_run
+from warehouse.connection import open_warehouse
+from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
+from warehouse.lock import refresh_lock
+
+# The CLI listens here to draw its progress display; each record carries `outcome`.
+progress_log = logging.getLogger("gpuprices.refresh")
+
+
+def source_infos(sources: dict[str, Source]) -> list[SourceInfo]:
+    return [
+        SourceInfo(s.name, "*" if s.aggregator else s.provider, s.kind, s.url, s.aggregator)
+        for s in sources.values()
+    ]
+
+
+def _fetch(source: Source, client: httpx.Client, settings: Settings) -> tuple[Any, int]:
+    attempts = 0
+
+    def once() -> Any:
+        nonlocal attempts
+        attempts += 1
+        return source.fetch(client, settings.http)
+
+    try:
+        return with_retries(once, attempts=settings.retries,
+                            base_s=settings.backoff_base_s), attempts
+    except FetchError as error:
+        error.attempts = attempts  # type: ignore[attr-defined]
+        raise
+
+
+@task(name="scrape-source", cache_policy=NO_CACHE, task_run_name="scrape-{source_name}")
+def scrape_source(
+    source_name: str,
+    *,
+    settings: Settings,
+    con: duckdb.DuckDBPyConnection,
+    client: httpx.Client,
+    write_lock: threading.Lock,
+    run_id: str,
+    offline: bool,
+) -> ScrapeOutcome:
+    source = all_sources()[source_name]
+    started = datetime.now(UTC)
+    if offline:
+        raw, attempts = source.example_capture(), 1
+        note = f"offline replay of the bundled example (as of {source.example_as_of})"
+    else:
+        note = None
+        try:
+            raw, attempts = _fetch(source, client, settings)
+        except FetchError as error:
+            with write_lock:
+                return record_fetch_failure(
+                    con.cursor(), source, run_id=run_id, started_at=started,
+                    attempts=getattr(error, "attempts", 1), error=str(error))
+    with write_lock:
+        return ingest(con.cursor(), source, raw, run_id=run_id,
+                      archive_root=settings.archive_root, started_at=started,
+                      attempts=attempts, note=note)
+
+
+def _report(outcome: ScrapeOutcome) -> None:
+    if outcome.ok:
+        progress_log.info("%s: %s, %d rows stored, %d quarantined", outcome.source,
+                          outcome.status, outcome.rows_stored, outcome.rows_quarantined,
+                          extra={"outcome": outcome})
+    else:
+        progress_log.warning("%s: %s (%s): %s", outcome.source, outcome.status, outcome.url,
+                             outcome.error, extra={"outcome": outcome})
+
+
+def run_refresh(
+    settings: Settings, *, source_names: list[str] | None = None, offline: bool = False,
+    run_id: str | None = None, lock_wait_s: float = 0.0,
+) -> list[ScrapeOutcome]:
+    """Refresh the chosen sources (all by default) into the warehouse. Used by the flow."""
+    sources = all_sources()
+    chosen = source_names or list(sources)
+    unknown = [n for n in chosen if n not in sources]
+    if unknown:
+        raise KeyError(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(sources)}")
+    run_id = run_id or f"refresh-{uuid.uuid4().hex[:12]}"
+    outcomes: list[ScrapeOutcome] = []
+    write_lock = threading.Lock()
+    with (
+        refresh_lock(settings.warehouse, wait_s=lock_wait_s),
+        open_warehouse(settings.warehouse) as con,
+        httpx.Client(follow_redirects=True, timeout=settings.http.timeout_s) as client,
+    ):
+        register_sources(con, source_infos(sources))
+        start_run(con, run_id, "refresh", offline=offline)
+        futures = {
+            name: scrape_source.submit(
+                name, settings=settings, con=con, client=client, write_lock=write_lock,
+                run_id=run_id, offline=offline)
+            for name in chosen
+        }
+        for name, future in futures.items():
+            state = future.wait() or future.state
+            if state.is_completed():
+                outcome = future.result()
+            else:
+                # The task itself died (timeout, bug): record it like any other failure.
+                reason = state.message or state.name
+                with write_lock:
+                    outcome = record_fetch_failure(
+                        con.cursor(), sources[name], run_id=run_id,
+                        started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
+            _report(outcome)
+            outcomes.append(outcome)
+        failed = [o.source for o in outcomes if not o.ok]
+        status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
+                                                 else "partial")
+        finish_run(con, run_id, status, note=f"failed: {', '.join(failed)}" if failed else None)
+    return outcomes
+
+
+def summary_rows(outcomes: list[ScrapeOutcome]) -> list[dict[str, Any]]:
+    rows = []
+    for outcome in outcomes:
+        row = asdict(outcome)
+        row["unknown_gpus"] = ", ".join(outcome.unknown_gpus)
+        rows.append(row)
+    return rows
+
+
+@flow(name="refresh", log_prints=True)
+def refresh(
+    sources: list[str] | None = None,
+    offline: bool = False,
+    warehouse: str | None = None,
+) -> State:
+    """Scrape every source (or `sources`) into the warehouse; offline replays bundled examples."""
+    settings = load_settings(warehouse=warehouse)
+    run_id = f"refresh-{flow_run.id or uuid.uuid4().hex}"
+    outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id)
+    rows = summary_rows(outcomes)
+    create_table_artifact(
+        key="refresh-summary", table=rows,
+        description=f"Refresh {run_id} into {Path(settings.warehouse).name}: "
+                    f"{sum(o.rows_stored for o in outcomes)} rows stored",
+    )
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        names = ", ".join(o.source for o in failed)
+        return Failed(message=f"{len(failed)} of {len(outcomes)} sources failed: {names}",
+                      data=rows)
+    return Completed(message=f"all {len(outcomes)} sources refreshed", data=rows)

@@ -1,0 +1,195 @@
+"""Canonical GPU catalog and the name normaliser.
+
+Providers write the same card many ways ("NVIDIA H100 80GB HBM3", "H100 SXM", "H100-SXM",
+"A100 SXM4" with 80 GB). `normalise_gpu_name` maps them to one `gpu_model` of
+gpu_catalog.csv, using the memory size where the name alone is ambiguous, and returns
+`UNKNOWN_GPU` (never raises) for names it cannot place: callers keep those rows and count them.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import polars as pl
+
+CATALOG_PATH = Path(__file__).with_name("gpu_catalog.csv")
+UNKNOWN_GPU = "unknown"
+
+# Words that carry no identity: vendor and marketing prefixes.
+_NOISE = re.compile(
+    r"\b(NVIDIA|GEFORCE|TESLA|AMD|INSTINCT|GENERATION|GRAPHICS|GPU|GPUS|INTEL|HABANA)\b"
+)
+_MEMORY = re.compile(r"(\d{1,3})\s*G(?:B|IB)?\b")
+_VARIANTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # NVLink bridges exist on PCIe cards too, so "NVLINK" says nothing about the form factor.
+    ("", re.compile(r"NVLINK")),
+    ("NVL", re.compile(r"\bNVL\d*\b")),
+    ("SXM", re.compile(r"\b(SXM\d?|HBM\d?E?|OAM)\b")),
+    ("PCIe", re.compile(r"\bPCIE\d?\b")),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    gpu_model: str
+    family: str
+    vendor: str
+    architecture: str
+    memory_gb: float
+    variant: str
+    gpu_class: str
+    bf16_tflops: float | None
+    memory_bandwidth_gbps: float | None
+    launch_year: int
+    family_default: bool
+
+
+def _key(text: str) -> str:
+    """Upper-case alphanumerics only: 'RTX 6000Ada' and 'rtx-6000-ada' meet at 'RTX6000ADA'."""
+    return re.sub(r"[^A-Z0-9]", "", text.upper())
+
+
+def _words(text: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", " ", text.upper()).strip()
+
+
+@cache
+def load_catalog(path: Path = CATALOG_PATH) -> tuple[GpuSpec, ...]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return tuple(
+            GpuSpec(
+                gpu_model=row["gpu_model"],
+                family=row["family"],
+                vendor=row["vendor"],
+                architecture=row["architecture"],
+                memory_gb=float(row["memory_gb"]),
+                variant=row["variant"],
+                gpu_class=row["class"],
+                bf16_tflops=float(row["bf16_tflops"]) if row["bf16_tflops"] else None,
+                memory_bandwidth_gbps=(
+                    float(row["memory_bandwidth_gbps"]) if row["memory_bandwidth_gbps"] else None
+                ),
+                launch_year=int(row["launch_year"]),
+                family_default=row["family_default"] == "true",
+            )
+            for row in csv.DictReader(handle)
+        )
+
+
+@cache
+def _indexes() -> tuple[dict[str, list[GpuSpec]], dict[str, list[GpuSpec]]]:
+    by_alias: dict[str, list[GpuSpec]] = {}
+    by_family: dict[str, list[GpuSpec]] = {}
+    with CATALOG_PATH.open(newline="", encoding="utf-8") as handle:
+        aliases = {row["gpu_model"]: row["aliases"].split("|") for row in csv.DictReader(handle)}
+    for spec in load_catalog():
+        for alias in {spec.gpu_model, *aliases[spec.gpu_model]}:
+            bucket = by_alias.setdefault(_key(alias), [])
+            if spec not in bucket:
+                bucket.append(spec)
+        by_family.setdefault(_key(spec.family), []).append(spec)
+    return by_alias, by_family
+
+
+def catalog_frame() -> pl.DataFrame:
+    """The catalog as a frame (for the warehouse's gpu_catalog table and the reports)."""
+    return pl.DataFrame(
+        [
+            {
+                "gpu_model": s.gpu_model,
+                "family": s.family,
+                "vendor": s.vendor,
+                "architecture": s.architecture,
+                "memory_gb": s.memory_gb,
+                "variant": s.variant,
+                "gpu_class": s.gpu_class,
+                "bf16_tflops": s.bf16_tflops,
+                "memory_bandwidth_gbps": s.memory_bandwidth_gbps,
+                "launch_year": s.launch_year,
+            }
+            for s in load_catalog()
+        ]
+    )
+
+
+def spec_of(gpu_model: str) -> GpuSpec | None:
+    return next((s for s in load_catalog() if s.gpu_model == gpu_model), None)
+
+
+def _pick(
+    candidates: list[GpuSpec], memory_gb: float | None, variant: str | None
+) -> GpuSpec | None:
+    if not candidates:
+        return None
+    if memory_gb and memory_gb > 0:
+        # Providers report usable memory (a 4090 as 24564 MB, an H100 NVL as 94 GB): nearest wins,
+        # but only within 20 % so that a wrong family is not forced onto a card.
+        nearest = min(abs(c.memory_gb - memory_gb) for c in candidates)
+        if nearest <= 0.2 * memory_gb:
+            candidates = [c for c in candidates if abs(c.memory_gb - memory_gb) == nearest]
+    if variant:
+        same_variant = [c for c in candidates if variant.upper() in c.variant.upper()]
+        candidates = same_variant or candidates
+    if len(candidates) == 1:
+        return candidates[0]
+    defaults = [c for c in candidates if c.family_default]
+    return defaults[0] if len(defaults) == 1 else None
+
+
+def _variant_of(text: str) -> str | None:
+    for variant, pattern in _VARIANTS:
+        if variant and pattern.search(text):
+            return variant
+    return None
+
+
+@cache
+def normalise_gpu_name(
+    name: str | None, memory_gb: float | None = None, hint: str | None = None
+) -> str:
+    """Canonical gpu_model for a provider's GPU name, or UNKNOWN_GPU.
+
+    `memory_gb` (per GPU) settles names that differ only by memory ("A100" 40 vs 80 GB);
+    `hint` is other provider text (an instance name like gpu_8x_h100_sxm5) searched only
+    for a form factor (SXM / PCIe / NVL) when the name itself has none.
+
+    >>> normalise_gpu_name("NVIDIA H100 80GB HBM3")
+    'H100 SXM'
+    >>> normalise_gpu_name("A100 SXM4", memory_gb=80)
+    'A100 80GB'
+    >>> normalise_gpu_name("Q RTX 6000")
+    'Quadro RTX 6000'
+    """
+    if not name or not name.strip():
+        return UNKNOWN_GPU
+    by_alias, by_family = _indexes()
+    words = _words(name)
+    exact = by_alias.get(_key(words)) or by_alias.get(_key(_NOISE.sub(" ", words)))
+    memory_in_name = _MEMORY.search(words)
+    memory = float(memory_in_name.group(1)) if memory_in_name else memory_gb
+    variant = _variant_of(words) or (_variant_of(_words(hint)) if hint else None)
+    if exact and (not memory or any(abs(c.memory_gb - memory) <= 0.2 * memory for c in exact)):
+        picked = _pick(exact, memory, variant)
+        if picked:
+            return picked.gpu_model
+    # An alias whose memory contradicts the reported memory ("V100" with 32 GB) falls through
+    # to the family, where memory decides.
+    stripped = _NOISE.sub(" ", words)
+    stripped = _MEMORY.sub(" ", stripped)
+    for _, pattern in _VARIANTS:
+        stripped = pattern.sub(" ", stripped)
+    family_key = _key(stripped)
+    candidates = list(by_alias.get(family_key, []))
+    for spec in list(candidates) + list(by_family.get(family_key, [])):
+        candidates += [s for s in by_family.get(_key(spec.family), []) if s not in candidates]
+    picked = _pick(candidates, memory, variant)
+    return picked.gpu_model if picked else UNKNOWN_GPU
+
+
+def gpu_memory_of(gpu_model: str) -> float | None:
+    spec = spec_of(gpu_model)
+    return spec.memory_gb if spec else None

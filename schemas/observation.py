@@ -1,0 +1,205 @@
+"""The price observation: one pandera model, and the split of a batch into good and quarantine.
+
+One observation = one offering x pricing x region, as seen in one raw capture at one time.
+Rows that fail a check are never dropped and never stored as observations: they go to
+quarantine with the name of the check they failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import pandera.polars as pa
+import polars as pl
+from pandera.engines.polars_engine import DateTime
+
+from schemas.gpus import UNKNOWN_GPU, catalog_frame, normalise_gpu_name
+from scrapers.base import PARSED_SCHEMA, RawCapture, conform
+
+# The closed set of pricing values, and what each means.
+PRICING: dict[str, str] = {
+    "on_demand": "pay as you go, no commitment, not interruptible",
+    "spot": "cloud spare capacity at a market price; can be reclaimed at short notice",
+    "interruptible": "marketplace bid price (Vast.ai min_bid); preempted when outbid",
+    "community": "on-demand on community/peer hosts (RunPod community cloud), weaker guarantees",
+    "community_spot": "interruptible capacity on community hosts (RunPod community spot)",
+    "reserved": "commitment (1 month .. 3 years) quoted as its hourly equivalent",
+    "serverless": "billed per second/minute of use for a function or job; no idle cost",
+}
+
+SOURCE_KINDS = ("api", "page", "catalog", "static")
+
+OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
+    "observed_at": pl.Datetime("us", "UTC"),
+    "run_id": pl.String(),
+    "capture_id": pl.String(),
+    "source": pl.String(),
+    "source_url": pl.String(),
+    **PARSED_SCHEMA,
+    "gpu_model": pl.String(),
+    "price_usd_per_gpu_hour": pl.Float64(),
+}
+
+# Plausible $/GPU-hour band: proportional to the card's dense BF16 throughput, with absolute
+# floors and ceilings. Catches dollars<->cents unit changes (x100, /100) and zeros.
+BAND_FLOOR_PER_TFLOP = 0.0002
+BAND_CEILING_PER_TFLOP = 0.04
+BAND_MIN_CEILING = 6.0
+BAND_ABS_FLOOR = 0.005
+BAND_ABS_CEILING = 150.0
+
+
+def price_band() -> pl.DataFrame:
+    """(gpu_model, band_low, band_high) per catalog GPU."""
+    tflops = pl.col("bf16_tflops").fill_null(0.0)
+    return catalog_frame().select(
+        "gpu_model",
+        pl.max_horizontal(tflops * BAND_FLOOR_PER_TFLOP, pl.lit(BAND_ABS_FLOOR)).alias("band_low"),
+        pl.min_horizontal(
+            pl.max_horizontal(tflops * BAND_CEILING_PER_TFLOP, pl.lit(BAND_MIN_CEILING)),
+            pl.lit(BAND_ABS_CEILING),
+        ).alias("band_high"),
+    )
+
+
+class Observation(pa.DataFrameModel):
+    """A validated price observation (polars backend)."""
+
+    observed_at: DateTime = pa.Field(nullable=False,
+                                     dtype_kwargs={"time_unit": "us", "time_zone": "UTC"})
+    run_id: str = pa.Field(nullable=False)
+    capture_id: str = pa.Field(nullable=False, str_length={"min_value": 64, "max_value": 64})
+    source: str = pa.Field(nullable=False)
+    source_url: str = pa.Field(nullable=False)
+    provider: str = pa.Field(nullable=False, str_length={"min_value": 1})
+    offering: str = pa.Field(nullable=False, str_length={"min_value": 1})
+    gpu_name: str = pa.Field(nullable=True)
+    gpu_count: float = pa.Field(nullable=False, gt=0, le=1024)
+    gpu_memory_gb: float = pa.Field(nullable=True, gt=0, le=2048)
+    vcpus: float = pa.Field(nullable=True, ge=0)
+    ram_gb: float = pa.Field(nullable=True, ge=0)
+    region: str = pa.Field(nullable=False)
+    pricing: str = pa.Field(nullable=False, isin=list(PRICING))
+    price_usd_per_hour: float = pa.Field(nullable=False, gt=0)
+    billing_increment_s: int = pa.Field(nullable=True, ge=0)
+    available: bool = pa.Field(nullable=True)
+    gpu_only: bool = pa.Field(nullable=False)
+    monthly_fee_usd: float = pa.Field(nullable=True, ge=0)
+    gpu_model: str = pa.Field(nullable=False)
+    price_usd_per_gpu_hour: float = pa.Field(nullable=False, gt=0)
+
+    @pa.dataframe_check(name="per_gpu_price_is_price_over_count")
+    def per_gpu_price_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        expected = pl.col("price_usd_per_hour") / pl.col("gpu_count")
+        return data.lazyframe.select(
+            ((pl.col("price_usd_per_gpu_hour") - expected).abs() <= 1e-9 + 1e-6 * expected)
+            .fill_null(False)
+        )
+
+    @pa.dataframe_check(name="price_in_plausible_band_for_gpu")
+    def price_in_band(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        band = price_band().lazy()
+        return (
+            data.lazyframe.with_row_index("_row")
+            .join(band, on="gpu_model", how="left")
+            .sort("_row")
+            .select(
+                pl.col("price_usd_per_gpu_hour")
+                .is_between(
+                    pl.col("band_low").fill_null(BAND_ABS_FLOOR),
+                    pl.col("band_high").fill_null(BAND_ABS_CEILING),
+                )
+                .fill_null(False)
+            )
+        )
+
+    class Config:
+        strict = True
+        coerce = False
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedBatch:
+    good: pl.DataFrame  # OBSERVATION_SCHEMA
+    quarantined: pl.DataFrame  # OBSERVATION_SCHEMA + failed_check
+
+
+def to_observations(
+    parsed: pl.DataFrame, raw: RawCapture, run_id: str, *, observed_at: datetime | None = None
+) -> pl.DataFrame:
+    """Add provenance, the canonical gpu_model and the per-GPU price to a parser's frame."""
+    frame = conform(parsed)
+    # Only the form factor in the offering name helps the normaliser (gpu_8x_h100_sxm5), so
+    # reduce it to that token first: a batch then has a handful of distinct names to resolve.
+    frame = frame.with_columns(
+        pl.col("offering").str.to_uppercase().str.extract(r"(SXM|PCIE|NVL)", 1).alias("_hint")
+    )
+    keys = ["gpu_name", "gpu_memory_gb", "_hint"]
+    names = frame.select(keys).unique().with_columns(
+        pl.struct(keys)
+        .map_elements(
+            lambda r: normalise_gpu_name(r["gpu_name"], r["gpu_memory_gb"], r["_hint"]),
+            return_dtype=pl.String,
+        )
+        .alias("gpu_model")
+    )
+    frame = frame.join(names, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return frame.with_columns(
+        pl.lit(observed_at or raw.fetched_at).cast(pl.Datetime("us", "UTC")).alias("observed_at"),
+        pl.lit(run_id).alias("run_id"),
+        pl.lit(raw.capture_id).alias("capture_id"),
+        pl.lit(raw.source).alias("source"),
+        pl.lit(raw.url).alias("source_url"),
+        pl.col("gpu_model").fill_null(UNKNOWN_GPU),
+        pl.col("gpu_only").fill_null(False),
+        (pl.col("price_usd_per_hour") / pl.col("gpu_count")).alias("price_usd_per_gpu_hour"),
+    ).select(list(OBSERVATION_SCHEMA))
+
+
+def validate(observations: pl.DataFrame) -> ValidatedBatch:
+    """Split a batch into rows that pass every check and rows quarantined with the failed check."""
+    frame = observations.select(list(OBSERVATION_SCHEMA))
+    try:
+        Observation.validate(frame, lazy=True)
+    except pa.errors.SchemaErrors as errors:
+        cases = errors.failure_cases
+        row_level = cases.filter(pl.col("index").is_not_null())
+        if row_level.height == 0:
+            # A schema-level failure (wrong dtype, missing column): the whole batch is suspect.
+            reason = "; ".join(sorted(set(cases["check"].cast(pl.String).to_list())))
+            return ValidatedBatch(
+                good=frame.clear(),
+                quarantined=frame.with_columns(pl.lit(reason).alias("failed_check")),
+            )
+        reasons = (
+            row_level.with_columns(
+                pl.when(pl.col("schema_context") == "Column")
+                .then(pl.col("column") + ": " + pl.col("check"))
+                .otherwise(pl.col("check"))
+                .alias("reason")
+            )
+            .group_by("index")
+            .agg(pl.col("reason").unique().sort().str.join("; ").alias("failed_check"))
+        )
+        indexed = frame.with_row_index("_row")
+        bad = indexed.join(reasons, left_on="_row", right_on=pl.col("index").cast(pl.UInt32),
+                           how="inner")
+        good = indexed.join(reasons, left_on="_row", right_on=pl.col("index").cast(pl.UInt32),
+                            how="anti")
+        return ValidatedBatch(
+            good=good.drop("_row"),
+            quarantined=bad.sort("_row").drop("_row", "index", strict=False),
+        )
+    return ValidatedBatch(good=frame, quarantined=frame.clear().with_columns(
+        pl.lit(None, pl.String).alias("failed_check")))
+
+
+def batch_rejection(rows_parsed: int, previous_good_rows: int | None) -> str | None:
+    """Why a whole batch must not land, or None. Guards against layout changes and wipe-outs."""
+    if rows_parsed == 0:
+        return "the response parsed to zero rows (page layout or API shape changed?)"
+    if previous_good_rows and rows_parsed < previous_good_rows / 2:
+        return (f"only {rows_parsed} rows against {previous_good_rows} in the last good run "
+                "(lost more than half: partial or changed response?)")
+    return None

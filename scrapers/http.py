@@ -1,0 +1,114 @@
+"""The one place sources do HTTP: size cap, clear errors, retries that respect Retry-After.
+
+Sources call `get`/`post`; these raise FetchError with a reason a person understands and
+`transient=True` for what is worth retrying. Retrying is the caller's business (the Prefect
+task, or `with_retries` below for plain scripts and tests), so that one policy governs a run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import httpx
+
+from scrapers.base import FetchError, HttpSettings, RawCapture, now_utc
+
+T = TypeVar("T")
+TRANSIENT_STATUS = {408, 425, 429, 500, 502, 503, 504}
+MAX_BACKOFF_S = 30.0
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            return max(0.0, (parsedate_to_datetime(value) - now_utc()).total_seconds())
+        except (TypeError, ValueError):
+            return None
+
+
+def request(
+    client: httpx.Client,
+    settings: HttpSettings,
+    source: str,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    json: Any = None,
+    display_url: str | None = None,
+) -> RawCapture:
+    """Send one request and return its body as a RawCapture, capped at settings.max_bytes.
+
+    `display_url` is what errors and the capture record show; pass it when `url` or `params`
+    could hold a secret (GCP's ?key=).
+    """
+    shown = display_url or url
+    all_headers = {"User-Agent": settings.user_agent, **(headers or {})}
+    try:
+        with client.stream(method, url, headers=all_headers, params=params, json=json,
+                           timeout=settings.timeout_s) as response:
+            if response.status_code >= 400:
+                transient = response.status_code in TRANSIENT_STATUS
+                raise FetchError(source, shown, f"HTTP {response.status_code}",
+                                 transient=transient, retry_after_s=_retry_after(response))
+            declared = int(response.headers.get("content-length") or 0)
+            if declared > settings.max_bytes:
+                raise FetchError(source, shown, f"response of {declared} bytes exceeds the "
+                                 f"{settings.max_bytes}-byte cap")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > settings.max_bytes:
+                    raise FetchError(source, shown, f"response exceeds the "
+                                     f"{settings.max_bytes}-byte cap; stopped reading")
+                chunks.append(chunk)
+            content_type = response.headers.get("content-type", "application/octet-stream")
+    except httpx.TimeoutException:
+        raise FetchError(source, shown, f"timed out after {settings.timeout_s:g} s",
+                         transient=True) from None
+    except httpx.ConnectError as exc:
+        raise FetchError(source, shown, f"cannot connect ({_short(exc)})", transient=True) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        raise FetchError(source, shown, f"connection broke mid-response ({_short(exc)})",
+                         transient=True) from None
+    except httpx.HTTPError as exc:
+        raise FetchError(source, shown, f"HTTP error ({_short(exc)})") from None
+    return RawCapture(source=source, url=shown, fetched_at=now_utc(), body=b"".join(chunks),
+                      content_type=content_type)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+def backoff_s(attempt: int, error: FetchError, base_s: float = 1.0) -> float:
+    """Seconds to wait before retry number `attempt` (1-based): Retry-After wins, capped."""
+    if error.retry_after_s is not None:
+        return min(error.retry_after_s, MAX_BACKOFF_S)
+    return min(base_s * 2 ** (attempt - 1), MAX_BACKOFF_S)
+
+
+def with_retries(
+    call: Callable[[], T], *, attempts: int = 3, base_s: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run `call`, retrying transient FetchErrors with bounded backoff."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except FetchError as error:
+            if not error.transient or attempt == attempts:
+                raise
+            sleep(backoff_s(attempt, error, base_s))
+    raise AssertionError("unreachable")

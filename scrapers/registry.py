@@ -1,0 +1,33 @@
+"""Every source, by the name used on the command line. A new source is one line here."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from scrapers.base import Source
+
+# module path -> exported SOURCE (or SOURCES for a module that serves several).
+_MODULES: tuple[str, ...] = (
+    "scrapers.vastai",
+)
+
+
+def all_sources() -> dict[str, Source]:
+    found: dict[str, Source] = {}
+    for module_name in _MODULES:
+        module = import_module(module_name)
+        for source in getattr(module, "SOURCES", None) or [module.SOURCE]:
+            if source.name in found:
+                raise ValueError(f"two sources are named {source.name!r}")
+            found[source.name] = source
+    return found
+
+
+def get_source(name: str) -> Source:
+    sources = all_sources()
+    try:
+        return sources[name]
+    except KeyError:
+        raise KeyError(
+            f"no source named {name!r}; known sources: {', '.join(sorted(sources))}"
+        ) from None

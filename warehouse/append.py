@@ -1,0 +1,182 @@
+"""Writes to the warehouse: runs, captures, observations, quarantine. One transaction per source.
+
+Everything a source produced in one run lands together or not at all: a crash in the middle
+of an append leaves the previous state, and replaying a stored capture adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import duckdb
+import polars as pl
+
+from schemas.observation import OBSERVATION_SCHEMA
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    source: str
+    provider: str
+    kind: str
+    url: str
+    aggregator: bool
+
+
+@dataclass(slots=True)
+class ScrapeRecord:
+    """One row of scrape_run: what happened to one source in one run."""
+
+    run_id: str
+    source: str
+    started_at: datetime
+    status: str  # success | unchanged | failed | rejected
+    attempts: int = 1
+    finished_at: datetime | None = None
+    observed_at: datetime | None = None
+    capture_id: str | None = None
+    rows_parsed: int = 0
+    rows_stored: int = 0
+    rows_quarantined: int = 0
+    unknown_gpus: list[str] = field(default_factory=list)
+    error: str | None = None
+    note: str | None = None
+
+
+def register_sources(con: duckdb.DuckDBPyConnection, sources: Iterable[SourceInfo]) -> None:
+    rows = [(s.source, s.provider, s.kind, s.url, s.aggregator) for s in sources]
+    if rows:
+        con.executemany(
+            "INSERT INTO source VALUES (?, ?, ?, ?, ?) ON CONFLICT (source) DO UPDATE SET "
+            "provider = excluded.provider, kind = excluded.kind, url = excluded.url, "
+            "aggregator = excluded.aggregator",
+            rows,
+        )
+
+
+def start_run(con: duckdb.DuckDBPyConnection, run_id: str, flow: str, *, offline: bool,
+              note: str | None = None) -> None:
+    con.execute(
+        "INSERT INTO refresh_run VALUES (?, ?, ?, NULL, ?, 'running', ?)",
+        [run_id, flow, datetime.now(UTC), offline, note],
+    )
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str,
+               note: str | None = None) -> None:
+    con.execute(
+        "UPDATE refresh_run SET finished_at = ?, status = ?, note = coalesce(?, note) "
+        "WHERE run_id = ?",
+        [datetime.now(UTC), status, note, run_id],
+    )
+
+
+def previous_good_rows(con: duckdb.DuckDBPyConnection, source: str) -> int | None:
+    """Rows parsed by the last run of `source` that stored or confirmed a capture."""
+    row = con.execute(
+        "SELECT arg_max(rows_parsed, finished_at) FROM scrape_run "
+        "WHERE source = ? AND status = 'success'",
+        [source],
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def capture_stored(con: duckdb.DuckDBPyConnection, source: str, capture_id: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM scrape_run WHERE source = ? AND capture_id = ? "
+        "AND status = 'success'",
+        [source, capture_id],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    if frame.height == 0:
+        return
+    name = f"_batch_{table}"
+    con.register(name, frame.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
+    finally:
+        con.unregister(name)
+
+
+def _insert_run(con: duckdb.DuckDBPyConnection, record: ScrapeRecord) -> None:
+    con.execute(
+        "INSERT INTO scrape_run (run_id, source, started_at, finished_at, observed_at, status, "
+        "attempts, capture_id, rows_parsed, rows_stored, rows_quarantined, unknown_gpus, error, "
+        "note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (run_id, source) DO UPDATE SET finished_at = excluded.finished_at, "
+        "observed_at = excluded.observed_at, status = excluded.status, "
+        "attempts = excluded.attempts, capture_id = excluded.capture_id, "
+        "rows_parsed = excluded.rows_parsed, rows_stored = excluded.rows_stored, "
+        "rows_quarantined = excluded.rows_quarantined, unknown_gpus = excluded.unknown_gpus, "
+        "error = excluded.error, note = excluded.note",
+        [
+            record.run_id, record.source, record.started_at,
+            record.finished_at or datetime.now(UTC), record.observed_at, record.status,
+            record.attempts, record.capture_id, record.rows_parsed, record.rows_stored,
+            record.rows_quarantined, record.unknown_gpus, record.error, record.note,
+        ],
+    )
+
+
+def append_batch(
+    con: duckdb.DuckDBPyConnection,
+    record: ScrapeRecord,
+    *,
+    capture: dict[str, object] | None = None,
+    good: pl.DataFrame | None = None,
+    quarantined: pl.DataFrame | None = None,
+) -> None:
+    """Write one source's outcome in a single transaction.
+
+    `capture` is the raw_capture row (kept even for failed parses, so the day can be re-parsed);
+    `good` rows become observations, `quarantined` rows go to quarantine with their failed check.
+    """
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if capture is not None:
+            con.execute(
+                "INSERT INTO raw_capture VALUES ($capture_id, $source, $url, $fetched_at, "
+                "$content_type, $size_bytes, $archive_path) ON CONFLICT (capture_id) DO NOTHING",
+                capture,
+            )
+        if good is not None:
+            _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
+        if quarantined is not None:
+            _insert_frame(con, "quarantine", quarantined)
+        record.finished_at = record.finished_at or datetime.now(UTC)
+        _insert_run(con, record)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def replace_capture_observations(
+    con: duckdb.DuckDBPyConnection, record: ScrapeRecord, capture_id: str,
+    good: pl.DataFrame, quarantined: pl.DataFrame,
+) -> int:
+    """Re-parse support: swap one capture's observations for new ones, atomically.
+
+    Returns how many old observations were replaced. The re-parse is itself a scrape_run row.
+    """
+    con.execute("BEGIN TRANSACTION")
+    try:
+        row = con.execute("SELECT count(*) FROM observation WHERE capture_id = ?",
+                          [capture_id]).fetchone()
+        old = int(row[0]) if row else 0
+        con.execute("DELETE FROM observation WHERE capture_id = ?", [capture_id])
+        con.execute("DELETE FROM quarantine WHERE capture_id = ?", [capture_id])
+        _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
+        _insert_frame(con, "quarantine", quarantined)
+        record.finished_at = record.finished_at or datetime.now(UTC)
+        _insert_run(con, record)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return old

@@ -1,0 +1,39 @@
+"""The raw archive: every payload, gzip-compressed, in a file named by its sha256.
+
+File names come from the hash alone, never from provider data, so nothing a provider sends
+can steer where we write. Writing is idempotent: the same payload maps to the same file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+from scrapers.base import RawCapture
+
+
+def archive_path(capture_id: str) -> Path:
+    """Relative path for a capture: two levels of fan-out keep directories small."""
+    if len(capture_id) != 64 or any(c not in "0123456789abcdef" for c in capture_id):
+        raise ValueError(f"not a sha256 hex digest: {capture_id!r}")
+    return Path(capture_id[:2]) / f"{capture_id}.gz"
+
+
+def archive(raw: RawCapture, root: Path) -> Path:
+    """Write the payload under `root` (atomically) and return its path relative to `root`."""
+    relative = archive_path(raw.capture_id)
+    target = root / relative
+    if target.exists():
+        return relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".tmp{os.getpid()}")
+    with gzip.open(partial, "wb", compresslevel=6) as handle:
+        handle.write(raw.body)
+    os.replace(partial, target)
+    return relative
+
+
+def read_archived(root: Path, relative: str | Path) -> bytes:
+    with gzip.open(root / relative, "rb") as handle:
+        return handle.read()

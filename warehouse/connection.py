@@ -1,0 +1,163 @@
+"""Open the warehouse: migrations on open, views refreshed, clear errors when it is busy.
+
+DuckDB allows one writing process per file. A reader that finds a refresh holding the file
+gets `WarehouseBusy` with a message saying so, instead of a raw lock error or a hang.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+VIEWS_SQL = Path(__file__).with_name("views.sql")
+_LOCK_WORDS = ("could not set lock", "conflicting lock", "lock on file")
+
+
+class WarehouseError(RuntimeError):
+    """The warehouse cannot be opened or used as asked."""
+
+
+class WarehouseBusy(WarehouseError):
+    """Another process (a refresh) holds the write lock on the warehouse file."""
+
+
+def _is_lock_error(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in _LOCK_WORDS)
+
+
+def migrations() -> list[tuple[int, Path]]:
+    found = []
+    for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
+        match = re.match(r"(\d+)_", path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    return found
+
+
+LATEST_SCHEMA_VERSION = max(v for v, _ in migrations())
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply pending migrations, each in its own transaction. Returns the versions applied."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+        "applied_at TIMESTAMPTZ NOT NULL, description VARCHAR)"
+    )
+    current = schema_version(con)
+    applied = []
+    for version, path in migrations():
+        if version <= current:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(path.read_text(encoding="utf-8"))
+            con.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?)",
+                [version, datetime.now(UTC), path.stem],
+            )
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(VIEWS_SQL.read_text(encoding="utf-8"))
+
+
+def _connect(path: str | Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    target = str(path)
+    try:
+        return duckdb.connect(target, read_only=read_only)
+    except duckdb.Error as exc:
+        if _is_lock_error(exc):
+            raise WarehouseBusy(
+                f"the warehouse {target} is locked by another process (a refresh is writing "
+                "to it); try again when it finishes"
+            ) from None
+        raise WarehouseError(f"cannot open the warehouse {target}: {exc}") from None
+
+
+def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnection:
+    """Open for writing: create the file if needed, migrate, refresh views.
+
+    `wait_s` > 0 waits that long for another writer to finish before giving up.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            con = _connect(path, read_only=False)
+            break
+        except WarehouseBusy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+    migrate(con)
+    refresh_views(con)
+    _sync_catalog(con)
+    return con
+
+
+def connect_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """Open an existing warehouse read-only: any statement that writes is refused by DuckDB."""
+    if str(path) != ":memory:" and not Path(path).exists():
+        raise WarehouseError(
+            f"no warehouse at {path}: run `gpuprices refresh` (or `make demo`) first, "
+            "or point --warehouse / GPUPRICES_WAREHOUSE at one"
+        )
+    con = _connect(path, read_only=True)
+    if schema_version(con) < LATEST_SCHEMA_VERSION:
+        con.close()
+        # Older file: migrate once with a writable connection, then reopen read-only.
+        connect(path).close()
+        con = _connect(path, read_only=True)
+    return con
+
+
+@contextmanager
+def open_warehouse(path: str | Path, *, read_only: bool = False,
+                   wait_s: float = 0.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect_read_only(path) if read_only else connect(path, wait_s=wait_s)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
+    """Keep the gpu_catalog table equal to the catalog file shipped with this code."""
+    from schemas.gpus import catalog_frame
+
+    frame = catalog_frame()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM gpu_catalog")
+        con.register("_catalog", frame.to_arrow())
+        con.execute("INSERT INTO gpu_catalog BY NAME SELECT * FROM _catalog")
+        con.unregister("_catalog")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise

@@ -1,0 +1,136 @@
+"""Land one raw capture: archive -> parse -> validate -> guard -> append, as one outcome.
+
+This is the whole per-source pipeline after the network. The refresh flow, the backfill,
+`reparse` and the tests all call it, so a capture lands the same way whichever path brought it.
+A failure at any step is recorded (scrape_run) with a reason, never raised past the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from schemas.gpus import UNKNOWN_GPU
+from schemas.observation import batch_rejection, to_observations, validate
+from scrapers.base import ParseError, RawCapture, Source
+from warehouse.append import (
+    ScrapeRecord,
+    append_batch,
+    capture_stored,
+    previous_good_rows,
+)
+from warehouse.archive import archive
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeOutcome:
+    source: str
+    status: str  # success | unchanged | failed | rejected
+    rows_parsed: int
+    rows_stored: int
+    rows_quarantined: int
+    unknown_gpus: tuple[str, ...]
+    error: str | None
+    capture_id: str | None
+    attempts: int
+    url: str
+
+    @classmethod
+    def of(cls, record: ScrapeRecord, url: str) -> ScrapeOutcome:
+        return cls(record.source, record.status, record.rows_parsed, record.rows_stored,
+                   record.rows_quarantined, tuple(record.unknown_gpus), record.error,
+                   record.capture_id, record.attempts, url)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("success", "unchanged")
+
+
+def capture_row(raw: RawCapture, archive_rel: Path) -> dict[str, object]:
+    return {
+        "capture_id": raw.capture_id, "source": raw.source, "url": raw.url,
+        "fetched_at": raw.fetched_at, "content_type": raw.content_type,
+        "size_bytes": len(raw.body), "archive_path": str(archive_rel),
+    }
+
+
+def parse_observations(source: Source, raw: RawCapture, run_id: str) -> pl.DataFrame:
+    """Parse a capture into observation rows (unvalidated). Raises ParseError on any failure."""
+    try:
+        parsed = source.parse(raw)
+    except ParseError:
+        raise
+    except Exception as exc:  # a parser bug or a shape it never saw: same outcome for the run
+        raise ParseError(f"{type(exc).__name__}: {exc}") from exc
+    return to_observations(parsed, raw, run_id)
+
+
+def unknown_names(observations: pl.DataFrame) -> list[str]:
+    return sorted(
+        observations.filter(pl.col("gpu_model") == UNKNOWN_GPU)["gpu_name"]
+        .fill_null("(none)").unique().to_list()
+    )
+
+
+def ingest(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    raw: RawCapture,
+    *,
+    run_id: str,
+    archive_root: Path,
+    started_at: datetime | None = None,
+    attempts: int = 1,
+    note: str | None = None,
+) -> ScrapeOutcome:
+    """Land one capture of `source`. Never raises for bad input: the outcome says what happened."""
+    record = ScrapeRecord(run_id=run_id, source=source.name,
+                          started_at=started_at or datetime.now(UTC), status="failed",
+                          attempts=attempts, observed_at=raw.fetched_at,
+                          capture_id=raw.capture_id, note=note)
+    archive_rel = archive(raw, archive_root)
+    capture = capture_row(raw, archive_rel)
+    if capture_stored(con, source.name, raw.capture_id):
+        record.status = "unchanged"
+        record.note = note or "payload identical to a stored capture; prices re-confirmed"
+        append_batch(con, record, capture=capture)
+        return ScrapeOutcome.of(record, raw.url)
+    try:
+        observations = parse_observations(source, raw, run_id)
+    except ParseError as exc:
+        record.error = f"parse error: {exc}"
+        append_batch(con, record, capture=capture)
+        return ScrapeOutcome.of(record, raw.url)
+
+    batch = validate(observations)
+    record.rows_parsed = observations.height
+    record.rows_quarantined = batch.quarantined.height
+    record.unknown_gpus = unknown_names(batch.good)
+    rejection = batch_rejection(batch.good.height, previous_good_rows(con, source.name))
+    if rejection and record.rows_quarantined:
+        checks = batch.quarantined["failed_check"].value_counts(sort=True)
+        top = checks.row(0)[0] if checks.height else "?"
+        rejection += f"; {record.rows_quarantined} rows quarantined (most: {top})"
+    if rejection:
+        record.status = "rejected"
+        record.error = f"batch rejected: {rejection}"
+        append_batch(con, record, capture=capture, quarantined=batch.quarantined)
+        return ScrapeOutcome.of(record, raw.url)
+    record.status = "success"
+    record.rows_stored = batch.good.height
+    append_batch(con, record, capture=capture, good=batch.good, quarantined=batch.quarantined)
+    return ScrapeOutcome.of(record, raw.url)
+
+
+def record_fetch_failure(
+    con: duckdb.DuckDBPyConnection, source: Source, *, run_id: str, started_at: datetime,
+    attempts: int, error: str,
+) -> ScrapeOutcome:
+    record = ScrapeRecord(run_id=run_id, source=source.name, started_at=started_at,
+                          status="failed", attempts=attempts, error=error)
+    append_batch(con, record)
+    return ScrapeOutcome.of(record, source.url)

@@ -1,0 +1,138 @@
+-- Views, named for the question they answer. Recreated on every open, so they always match
+-- this code; they hold no data of their own.
+
+-- Every stored capture per source, from the run record alone (cheap at any history size).
+-- An "unchanged" run re-confirms a capture stored earlier; `last_seen_at` is the newest time
+-- a run saw it (fetch time, or snapshot date for backfills).
+CREATE OR REPLACE VIEW capture_seen AS
+SELECT source, capture_id,
+       min(observed_at) FILTER (WHERE status = 'success') AS stored_observed_at,
+       max(rows_stored) FILTER (WHERE status = 'success') AS rows_stored,
+       max(observed_at) AS last_seen_at,
+       max(finished_at) AS last_success_at
+FROM scrape_run
+WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL
+GROUP BY source, capture_id;
+
+-- The capture each source's prices currently come from.
+CREATE OR REPLACE VIEW latest_capture AS
+SELECT source, arg_max(capture_id, last_seen_at) AS capture_id,
+       arg_max(stored_observed_at, last_seen_at) AS observed_at,
+       arg_max(rows_stored, last_seen_at) AS latest_rows,
+       max(last_success_at) AS last_success_at
+FROM capture_seen
+GROUP BY source;
+
+-- Per source: last run, last success, rows, and whether its prices are stale (no success in 48 h).
+CREATE OR REPLACE VIEW source_status AS
+WITH last_run AS (
+    SELECT source, arg_max(status, finished_at) AS last_status,
+           arg_max(error, finished_at) AS last_error,
+           arg_max(rows_stored, finished_at) AS rows_last_run,
+           arg_max(rows_quarantined, finished_at) AS quarantined_last_run,
+           arg_max(unknown_gpus, finished_at) AS unknown_gpus,
+           max(finished_at) AS last_run_at
+    FROM scrape_run GROUP BY source
+)
+SELECT src.source, src.provider, src.kind, src.url, src.aggregator,
+       r.last_run_at, r.last_status, r.last_error, c.last_success_at, c.observed_at AS prices_as_of,
+       coalesce(c.latest_rows, 0) AS latest_rows, r.rows_last_run, r.quarantined_last_run,
+       r.unknown_gpus,
+       (c.last_success_at IS NULL OR c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+FROM source src
+LEFT JOIN last_run r USING (source)
+LEFT JOIN latest_capture c USING (source);
+
+-- Current price of every offering. A provider that has a direct source with data is shown from
+-- it; aggregator rows (skypilot, opencomputeprices) fill in only for providers without one.
+CREATE OR REPLACE VIEW latest_price AS
+WITH current AS (
+    SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at
+    FROM observation o
+    JOIN latest_capture c
+      ON o.source = c.source AND o.capture_id = c.capture_id AND o.observed_at = c.observed_at
+    JOIN source src ON src.source = o.source
+), direct_providers AS (
+    SELECT DISTINCT provider FROM current WHERE NOT aggregator
+)
+SELECT c.*, (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+FROM current c
+WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers);
+
+-- Latest prices of every source, aggregators included (for cross-checks).
+CREATE OR REPLACE VIEW latest_price_all_sources AS
+SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at,
+       (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+FROM observation o
+JOIN latest_capture c
+  ON o.source = c.source AND o.capture_id = c.capture_id AND o.observed_at = c.observed_at
+JOIN source src ON src.source = o.source;
+
+-- Where a direct source and an aggregator disagree by more than 10 % on a provider's GPU price.
+CREATE OR REPLACE VIEW source_disagreement AS
+WITH cheapest AS (
+    SELECT provider, gpu_model, pricing, aggregator, min(price_usd_per_gpu_hour) AS price
+    FROM latest_price_all_sources
+    WHERE gpu_model <> 'unknown' AND NOT gpu_only
+    GROUP BY ALL
+)
+SELECT d.provider, d.gpu_model, d.pricing, d.price AS direct_price, a.price AS aggregator_price,
+       round(100 * (a.price - d.price) / d.price, 1) AS pct_difference
+FROM cheapest d JOIN cheapest a
+  ON a.provider = d.provider AND a.gpu_model = d.gpu_model AND a.pricing = d.pricing
+WHERE NOT d.aggregator AND a.aggregator AND abs(a.price - d.price) > 0.10 * d.price;
+
+-- Last price of each offering on each day it was observed.
+CREATE OR REPLACE VIEW daily_price AS
+SELECT CAST(observed_at AS DATE) AS day, source, provider, offering, region, pricing, gpu_model,
+       gpu_count, arg_max(price_usd_per_hour, observed_at) AS price_usd_per_hour,
+       arg_max(price_usd_per_gpu_hour, observed_at) AS price_usd_per_gpu_hour,
+       bool_or(gpu_only) AS gpu_only
+FROM observation
+GROUP BY ALL;
+
+-- Each time an offering's price moved: old -> new, with the dates.
+CREATE OR REPLACE VIEW price_change AS
+WITH ordered AS (
+    SELECT *, lag(price_usd_per_hour) OVER w AS old_price_usd_per_hour,
+              lag(day) OVER w AS old_day
+    FROM daily_price
+    WINDOW w AS (PARTITION BY source, provider, offering, region, pricing ORDER BY day)
+)
+SELECT day AS changed_on, old_day AS previous_day, source, provider, offering, region, pricing,
+       gpu_model, gpu_count, old_price_usd_per_hour, price_usd_per_hour AS new_price_usd_per_hour,
+       round(100 * (price_usd_per_hour - old_price_usd_per_hour) / old_price_usd_per_hour, 2)
+           AS pct_change
+FROM ordered
+WHERE old_price_usd_per_hour IS NOT NULL AND price_usd_per_hour <> old_price_usd_per_hour;
+
+-- Cheapest whole-offering $/GPU-hour per GPU model, pricing and day (GPU-only SKUs left out).
+CREATE OR REPLACE VIEW daily_cheapest AS
+SELECT day, gpu_model, pricing, min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
+       arg_min(provider, price_usd_per_gpu_hour) AS provider,
+       arg_min(offering, price_usd_per_gpu_hour) AS offering,
+       count(*) AS offers
+FROM daily_price
+WHERE NOT gpu_only AND gpu_model <> 'unknown'
+GROUP BY ALL;
+
+-- Provider GPU names the catalog could not place, in current data.
+CREATE OR REPLACE VIEW unknown_gpu AS
+SELECT source, provider, gpu_name, count(*) AS rows
+FROM latest_price_all_sources
+WHERE gpu_model = 'unknown'
+GROUP BY ALL;
+
+-- Point in time: every source's prices as they stood at timestamp `as_of`.
+CREATE OR REPLACE MACRO price_at(as_of) AS TABLE
+WITH cap AS (
+    SELECT source, arg_max(capture_id, observed_at) AS capture_id,
+           arg_max(stored_observed_at, observed_at) AS stored_observed_at
+    FROM (SELECT s.source, s.capture_id, s.observed_at, c.stored_observed_at
+          FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
+          WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of) seen
+    GROUP BY source
+)
+SELECT o.* FROM observation o
+JOIN cap ON o.source = cap.source AND o.capture_id = cap.capture_id
+        AND o.observed_at = cap.stored_observed_at;
