@@ -23,7 +23,7 @@ from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
 from gpuprices.settings import Settings, load_settings
-from scrapers.base import FetchError, Source
+from scrapers.base import FetchError, Source, SourceSkipped
 from scrapers.http import with_retries
 from scrapers.registry import all_sources
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
@@ -78,6 +78,11 @@ def scrape_source(
         note = None
         try:
             raw, attempts = _fetch(source, client, settings)
+        except SourceSkipped as skipped:
+            with write_lock:
+                return record_fetch_failure(
+                    con.cursor(), source, run_id=run_id, started_at=started, attempts=0,
+                    error=str(skipped), status="skipped")
         except FetchError as error:
             with write_lock:
                 return record_fetch_failure(

@@ -45,6 +45,10 @@ class ParseError(ValueError):
     """The payload is not in the shape this parser knows (layout changed, wrong content)."""
 
 
+class SourceSkipped(RuntimeError):
+    """The source cannot run in this configuration (e.g. its API key is not set); not a failure."""
+
+
 class FetchError(RuntimeError):
     """A fetch failed. `transient` errors (timeouts, 5xx, 429) are worth a retry."""
 

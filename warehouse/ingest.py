@@ -29,7 +29,7 @@ from warehouse.archive import archive
 @dataclass(frozen=True, slots=True)
 class ScrapeOutcome:
     source: str
-    status: str  # success | unchanged | failed | rejected
+    status: str  # success | unchanged | failed | rejected | skipped
     rows_parsed: int
     rows_stored: int
     rows_quarantined: int
@@ -47,7 +47,7 @@ class ScrapeOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("success", "unchanged")
+        return self.status in ("success", "unchanged", "skipped")
 
 
 def capture_row(raw: RawCapture, archive_rel: Path) -> dict[str, object]:
@@ -128,9 +128,10 @@ def ingest(
 
 def record_fetch_failure(
     con: duckdb.DuckDBPyConnection, source: Source, *, run_id: str, started_at: datetime,
-    attempts: int, error: str,
+    attempts: int, error: str, status: str = "failed",
 ) -> ScrapeOutcome:
+    """Record a source that produced no capture: fetch failed, task died, or it was skipped."""
     record = ScrapeRecord(run_id=run_id, source=source.name, started_at=started_at,
-                          status="failed", attempts=attempts, error=error)
+                          status=status, attempts=attempts, error=error)
     append_batch(con, record)
     return ScrapeOutcome.of(record, source.url)

@@ -36,7 +36,7 @@ CREATE TABLE scrape_run (
     started_at       TIMESTAMPTZ NOT NULL,
     finished_at      TIMESTAMPTZ NOT NULL,
     observed_at      TIMESTAMPTZ,          -- time the capture describes (fetch or snapshot time)
-    status           VARCHAR NOT NULL,     -- success | unchanged | failed | rejected
+    status           VARCHAR NOT NULL,     -- success | unchanged | failed | rejected | skipped
     attempts         INTEGER NOT NULL,
     capture_id       VARCHAR,
     rows_parsed      INTEGER NOT NULL,
