@@ -5,7 +5,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 WAREHOUSE ?= data/gpu_prices.duckdb
 
-.PHONY: help uv install install-dev demo test lint bench bench-quick clean
+.PHONY: help uv install install-dev install-bench demo test lint bench bench-quick clean
 
 help:
 	@echo "make demo   - install the locked env, run the offline refresh + weekly report"
@@ -22,10 +22,15 @@ install: uv
 	$(UV) sync --frozen --no-dev
 
 install-dev: uv
-	$(UV) sync --frozen --all-groups
+	$(UV) sync --frozen --group dev
+
+# gpuhunt (bench/vs_gpuhunt.py) comes only with the `bench` group, never with test or demo.
+install-bench: uv
+	$(UV) sync --frozen --group dev --group bench
 
 demo: install
 	$(UV) run --frozen --no-dev gpuprices refresh --offline --warehouse $(WAREHOUSE)
+	$(UV) run --frozen --no-dev gpuprices report --warehouse $(WAREHOUSE)
 
 test: install-dev
 	$(UV) run --frozen ruff check .
@@ -33,6 +38,13 @@ test: install-dev
 
 lint: install-dev
 	$(UV) run --frozen ruff check .
+
+bench: install-bench
+	$(UV) run --frozen --group dev --group bench python -m bench.run_all
+
+# Small sizes, for CI: fails on errors only, never on times.
+bench-quick: install-dev
+	$(UV) run --frozen --group dev python -m bench.run_all --size small
 
 clean:
 	rm -rf data .pytest_cache .ruff_cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ import httpx
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
@@ -104,6 +106,20 @@ def _report(outcome: ScrapeOutcome) -> None:
                              outcome.error, extra={"outcome": outcome})
 
 
+def _state_result(future: Any) -> tuple[ScrapeOutcome | None, str]:
+    state = future.wait() or future.state
+    if state.is_completed():
+        return future.result(), ""
+    return None, state.message or state.name
+
+
+def _plain_result(future: Future[ScrapeOutcome]) -> tuple[ScrapeOutcome | None, str]:
+    try:
+        return future.result(), ""
+    except Exception as exc:
+        return None, f"crashed: {type(exc).__name__}: {exc}"
+
+
 def run_refresh(
     settings: Settings, *, source_names: list[str] | None = None, offline: bool = False,
     run_id: str | None = None, lock_wait_s: float = 0.0,
@@ -124,25 +140,28 @@ def run_refresh(
     ):
         register_sources(con, source_infos(sources))
         start_run(con, run_id, "refresh", offline=offline)
-        futures = {
-            name: scrape_source.submit(
-                name, settings=settings, con=con, client=client, write_lock=write_lock,
-                run_id=run_id, offline=offline)
-            for name in chosen
-        }
-        for name, future in futures.items():
-            state = future.wait() or future.state
-            if state.is_completed():
-                outcome = future.result()
-            else:
+        kwargs = {"settings": settings, "con": con, "client": client,
+                  "write_lock": write_lock, "run_id": run_id, "offline": offline}
+        pool = None
+        if FlowRunContext.get() is None:
+            # Called outside the flow (tests, scripts): same task body, plain threads.
+            pool = ThreadPoolExecutor(max_workers=max(1, len(chosen)))
+            plain = {name: pool.submit(scrape_source.fn, name, **kwargs) for name in chosen}
+            done = ((name, _plain_result(f)) for name, f in plain.items())
+        else:
+            futures = {name: scrape_source.submit(name, **kwargs) for name in chosen}
+            done = ((name, _state_result(f)) for name, f in futures.items())
+        for name, (outcome, reason) in done:
+            if outcome is None:
                 # The task itself died (timeout, bug): record it like any other failure.
-                reason = state.message or state.name
                 with write_lock:
                     outcome = record_fetch_failure(
                         con.cursor(), sources[name], run_id=run_id,
                         started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
             _report(outcome)
             outcomes.append(outcome)
+        if pool is not None:
+            pool.shutdown()
         failed = [o.source for o in outcomes if not o.ok]
         status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
                                                  else "partial")
@@ -175,6 +194,10 @@ def refresh(
         description=f"Refresh {run_id} into {Path(settings.warehouse).name}: "
                     f"{sum(o.rows_stored for o in outcomes)} rows stored",
     )
+    # Alert rules ($GPUPRICES_ALERTS or ./alerts.toml): each new event sent once; never raises.
+    from reports.alerts import run_after_refresh
+
+    run_after_refresh(settings.warehouse)
     failed = [o for o in outcomes if not o.ok]
     if failed:
         names = ", ".join(o.source for o in failed)

@@ -227,6 +227,11 @@ def summary(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
     print_summary(settings.warehouse, fmt)
 
 
+from gpuprices import commands_reports  # noqa: E402  (registers report, cheapest, history ...)
+
+commands_reports.register(app)
+
+
 def main() -> None:
     try:
         app()

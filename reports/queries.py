@@ -6,6 +6,8 @@ formatted into SQL text.
 
 from __future__ import annotations
 
+from datetime import date, datetime
+
 import duckdb
 import polars as pl
 
@@ -58,3 +60,126 @@ def cheapest_per_tier(
     return frame.sort(
         pl.col("tier").replace_strict(order, default=len(order)), "usd_per_gpu_hour"
     )
+
+
+# ---- the weekly report and the question commands read through these -------------------------
+
+STALE_AFTER_H = 48
+# Pay-as-you-go prices that are not interruptible: what rankings, scenarios and fit compare.
+STEADY_PRICING: tuple[str, ...] = ("on_demand", "community", "serverless")
+INTERRUPTIBLE_PRICING: tuple[str, ...] = ("spot", "interruptible", "community_spot")
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
+    """Every offering's price as it stood at `as_of`, with its source's staleness at that time.
+
+    The capture a source's prices come from is the last one a run stored or re-confirmed with
+    observed_at <= as_of (like the price_at macro). As in the latest_price view, a provider
+    with a direct source is shown from it; aggregator rows fill in only for the others.
+    `stale` = the source's last success is more than 48 h before `as_of`.
+    """
+    return con.execute(
+        """
+        WITH seen AS (
+            SELECT s.source, s.capture_id, s.observed_at, s.finished_at, c.stored_observed_at
+            FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
+            WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= $as_of
+        ), cap AS (
+            SELECT source, arg_max(capture_id, observed_at) AS capture_id,
+                   arg_max(stored_observed_at, observed_at) AS stored_observed_at,
+                   max(finished_at) AS last_success_at
+            FROM seen GROUP BY source
+        ), current AS (
+            SELECT o.*, src.aggregator, src.kind AS source_kind, cap.last_success_at
+            FROM observation o
+            JOIN cap ON o.source = cap.source AND o.capture_id = cap.capture_id
+                    AND o.observed_at = cap.stored_observed_at
+            JOIN source src ON src.source = o.source
+        ), direct_providers AS (SELECT DISTINCT provider FROM current WHERE NOT aggregator)
+        SELECT c.source, c.provider, c.offering, c.gpu_name, c.gpu_model,
+               coalesce(g.family, c.gpu_model) AS family, c.gpu_count,
+               coalesce(c.gpu_memory_gb, g.memory_gb) AS gpu_memory_gb, g.bf16_tflops,
+               c.region, c.pricing, c.price_usd_per_hour, c.price_usd_per_gpu_hour,
+               c.available, c.gpu_only, c.aggregator, c.source_kind, c.observed_at, c.run_id,
+               c.last_success_at,
+               c.last_success_at < $as_of - INTERVAL (48) HOUR AS stale
+        FROM current c LEFT JOIN gpu_catalog g USING (gpu_model)
+        WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers)
+        ORDER BY c.provider, c.gpu_model, c.offering, c.region, c.pricing
+        """,
+        {"as_of": as_of},
+    ).pl()
+
+
+def source_freshness(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
+    """Every registered source: last success (at or before as_of), rows, stale flag."""
+    return con.execute(
+        """
+        WITH runs AS (
+            SELECT * FROM scrape_run WHERE finished_at <= $as_of OR observed_at <= $as_of
+        ), ok AS (
+            SELECT source, max(finished_at) AS last_success_at,
+                   arg_max(observed_at, finished_at) AS prices_as_of,
+                   arg_max(capture_id, finished_at) AS capture_id
+            FROM runs WHERE status IN ('success', 'unchanged') GROUP BY source
+        ), last_run AS (
+            SELECT source, arg_max(status, finished_at) AS last_status,
+                   arg_max(error, finished_at) AS last_error
+            FROM runs GROUP BY source
+        )
+        SELECT s.source, s.provider, s.kind, ok.last_success_at, ok.prices_as_of,
+               coalesce(cs.rows_stored, 0) AS rows, coalesce(r.last_status, 'never run')
+                   AS last_status, r.last_error,
+               (ok.last_success_at IS NULL
+                OR ok.last_success_at < $as_of - INTERVAL (48) HOUR) AS stale
+        FROM source s
+        LEFT JOIN ok USING (source)
+        LEFT JOIN capture_seen cs ON cs.source = s.source AND cs.capture_id = ok.capture_id
+        LEFT JOIN last_run r ON r.source = s.source
+        ORDER BY s.source
+        """,
+        {"as_of": as_of},
+    ).pl()
+
+
+def daily_cheapest_history(
+    con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date, until: date,
+    pricing: tuple[str, ...] = ("on_demand",), providers: list[str] | None = None,
+) -> pl.DataFrame:
+    """Cheapest whole-offering $/GPU-hour per model and day (GPU-only SKUs left out)."""
+    return con.execute(
+        """
+        SELECT day, gpu_model, min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
+               arg_min(provider, price_usd_per_gpu_hour) AS provider,
+               arg_min(offering, price_usd_per_gpu_hour) AS offering
+        FROM daily_price
+        WHERE NOT gpu_only AND list_contains($models, gpu_model)
+          AND list_contains($pricing, pricing) AND day BETWEEN $since AND $until
+          AND ($providers IS NULL OR list_contains($providers, provider))
+        GROUP BY day, gpu_model ORDER BY gpu_model, day
+        """,
+        {"models": gpu_models, "pricing": list(pricing), "since": since, "until": until,
+         "providers": providers},
+    ).pl()
+
+
+def reference_table(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame | None:
+    """A reference table (plan, gpu_ownership) or None when this warehouse has none yet."""
+    if name not in ("plan", "gpu_ownership") or not table_exists(con, name):
+        return None
+    return con.execute(f"SELECT * FROM {name}").pl()
+
+
+def refresh_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pl.DataFrame:
+    return con.execute(
+        "SELECT run_id, flow, started_at, finished_at, offline, status FROM refresh_run "
+        "WHERE list_contains(?, run_id) ORDER BY started_at",
+        [run_ids],
+    ).pl()

@@ -23,7 +23,8 @@ UNKNOWN_GPU = "unknown"
 _NOISE = re.compile(
     r"\b(NVIDIA|GEFORCE|TESLA|AMD|INSTINCT|GENERATION|GRAPHICS|GPU|GPUS|INTEL|HABANA)\b"
 )
-_MEMORY = re.compile(r"(\d{1,3})\s*G(?:B|IB)?\b")
+# Leading \b: "A10G" is a model name, not "10 GB".
+_MEMORY = re.compile(r"\b(\d{1,3})\s*G(?:B|IB)?\b")
 _VARIANTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # NVLink bridges exist on PCIe cards too, so "NVLINK" says nothing about the form factor.
     ("", re.compile(r"NVLINK")),

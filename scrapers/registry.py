@@ -9,6 +9,22 @@ from scrapers.base import Source
 # module path -> exported SOURCE (or SOURCES for a module that serves several).
 _MODULES: tuple[str, ...] = (
     "scrapers.vastai",
+    "scrapers.modal",
+    "scrapers.skypilot",
+    "scrapers.lambda_api",
+    "scrapers.lambda_page",
+    "scrapers.runpod_graphql",
+    "scrapers.runpod_page",
+    "scrapers.runpod_serverless",
+    "scrapers.paperspace",
+    "scrapers.coreweave",
+    "scrapers.aws",
+    "scrapers.aws_spot",
+    "scrapers.ec2instances",
+    "scrapers.azure",
+    "scrapers.huggingface_jobs",
+    "scrapers.huggingface_docs",
+    "scrapers.opencomputeprices",
 )
 
 

@@ -147,16 +147,25 @@ def open_warehouse(path: str | Path, *, read_only: bool = False,
 
 
 def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
-    """Keep the gpu_catalog table equal to the catalog file shipped with this code."""
-    from schemas.gpus import catalog_frame
+    """Keep gpu_catalog, plan and gpu_ownership equal to the files shipped with this code."""
+    import polars as pl
 
-    frame = catalog_frame()
+    from schemas.gpus import catalog_frame
+    from schemas.reference import STATIC_KIND, load_ownership, load_plans
+
+    static = pl.lit(STATIC_KIND).alias("kind")
+    tables = {
+        "gpu_catalog": catalog_frame(),
+        "plan": load_plans().with_columns(static),
+        "gpu_ownership": load_ownership().with_columns(static),
+    }
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM gpu_catalog")
-        con.register("_catalog", frame.to_arrow())
-        con.execute("INSERT INTO gpu_catalog BY NAME SELECT * FROM _catalog")
-        con.unregister("_catalog")
+        for table, frame in tables.items():
+            con.execute(f"DELETE FROM {table}")
+            con.register("_reference", frame.to_arrow())
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _reference")
+            con.unregister("_reference")
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

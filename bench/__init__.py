@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print their figures (`make bench`, `make bench-quick`)."""

@@ -1,0 +1,63 @@
+"""Shared bits of the benchmarks: sizes, timing, machine facts, printing."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parent.parent
+
+
+def size_arg(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--size", choices=("small", "full"), default="full",
+                        help="small: seconds, for CI (checks it runs, not the times)")
+    return parser
+
+
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    """Run once; return the result and the wall time in seconds."""
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def best_of(fn: Callable[[], Any], repeat: int, warmup: int = 1) -> float:
+    """Median wall time of `repeat` runs after `warmup` runs, in seconds."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def machine() -> str:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cpu ({cpu}), {ram_gib:.1f} GiB RAM, Python {platform.python_version()}"
+
+
+def verdict(ok: bool) -> str:
+    return "OK  " if ok else "MISS"
+
+
+def header(title: str) -> None:
+    print(f"\n== {title} ==")
+    print(f"   machine: {machine()}")

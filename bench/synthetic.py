@@ -1,0 +1,143 @@
+"""A synthetic but realistic price history, written in bulk with DuckDB SQL (no Python loops).
+
+~14k offerings across a dozen direct sources and one aggregator, observed nightly for ten
+years: ~50M observations. Prices drift down with the years (~12 %/year) and move in steps:
+each offering keeps a price level for a stretch (weeks to a year; days for spot/interruptible)
+and then jumps to another. One provider stops publishing three years before the end (a stale
+source), as happens in real life. The run records (refresh_run, scrape_run, raw_capture) are
+written too, so every view and macro works as on a real warehouse.
+
+Rows land in time order, a month at a time, as nightly appends would have put them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+
+START = datetime(2016, 1, 1, 2, 0, tzinfo=UTC)
+
+# source, provider, share of the offerings, aggregator, retired (days before the end)
+SOURCES: tuple[tuple[str, str, float, bool, int], ...] = (
+    ("vastai", "vastai", 0.22, False, 0), ("runpod", "runpod", 0.06, False, 0),
+    ("lambda", "lambda", 0.03, False, 0), ("aws", "aws", 0.18, False, 0),
+    ("azure", "azure", 0.18, False, 0), ("gcp", "gcp", 0.10, False, 0),
+    ("paperspace", "paperspace", 0.03, False, 0), ("coreweave", "coreweave", 0.03, False, 0),
+    ("modal", "modal", 0.01, False, 0), ("tensordock", "tensordock", 0.04, False, 0),
+    ("oracle", "oracle", 0.03, False, 0), ("jarvislabs", "jarvislabs", 0.02, False, 1095),
+    ("skypilot-catalog", "*", 0.07, True, 0),
+)
+REGIONS = ("us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1",
+           "ap-southeast-1", "us-central1", "europe-west4", "eastus", "westeurope",
+           "Quebec, CA", "Texas, US", "Finland, FI", "Taiwan, TW", "global")
+
+
+def end_of(days: int) -> datetime:
+    return START + timedelta(days=days - 1)
+
+
+def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: int = 3_650,
+             chunk_days: int = 30) -> int:
+    """Fill an empty, migrated warehouse. Returns the number of observations written."""
+    con.execute("CREATE OR REPLACE TEMP TABLE syn_source (source VARCHAR, provider VARCHAR, "
+                "share DOUBLE, aggregator BOOLEAN, retired INTEGER, s INTEGER)")
+    con.executemany("INSERT INTO syn_source VALUES (?, ?, ?, ?, ?, ?)",
+                    [(*row, i) for i, row in enumerate(SOURCES)])
+    con.execute("""
+        INSERT INTO source SELECT source, provider, 'api', 'https://example.test/' || source,
+               aggregator FROM syn_source""")
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE syn_offering AS
+        WITH bounds AS (
+            SELECT *, sum(share) OVER (ORDER BY s) - share AS lo, sum(share) OVER (ORDER BY s) AS hi
+            FROM syn_source
+        ), models AS (
+            SELECT gpu_model, memory_gb, bf16_tflops, row_number() OVER (ORDER BY gpu_model) - 1 AS m,
+                   count(*) OVER () AS n
+            FROM gpu_catalog WHERE bf16_tflops BETWEEN 20 AND 2500 AND vendor = 'NVIDIA'
+        ), raw AS (
+            SELECT i, (hash(i, 'model') % 1000003)::BIGINT AS h1,
+                   (hash(i, 'count') % 1000003)::BIGINT AS h2,
+                   (hash(i, 'region') % 1000003)::BIGINT AS h3,
+                   (hash(i, 'pricing') % 100)::BIGINT AS hp, (hash(i, 'price') % 1000) / 1000.0 AS u,
+                   (i + 0.5) / {offerings} AS pos
+            FROM range({offerings}) t(i)
+        )
+        SELECT r.i AS oid, b.source, b.s, b.aggregator, b.retired,
+               CASE WHEN b.aggregator THEN ['aws', 'azure', 'gcp', 'lambda', 'vultr'][1 + r.i % 5]
+                    ELSE b.provider END AS provider,
+               b.source || '-' || md.gpu_model || '-' || r.i AS offering,
+               md.gpu_model, md.memory_gb, [1, 1, 1, 2, 4, 8][1 + r.h2 % 6]::DOUBLE AS gpu_count,
+               {list(REGIONS)}[1 + r.h3 % {len(REGIONS)}] AS region,
+               CASE WHEN r.hp < 60 THEN 'on_demand'
+                    WHEN r.hp < 85 THEN CASE WHEN b.source = 'vastai' THEN 'interruptible'
+                                             ELSE 'spot' END
+                    ELSE 'reserved' END AS pricing,
+               greatest(md.bf16_tflops * 0.0025, 0.08) * (0.7 + 0.6 * r.u) AS base_per_gpu,
+               CASE WHEN r.hp BETWEEN 60 AND 84 THEN 3 + r.h1 % 18 ELSE 45 + r.h1 % 320 END
+                   AS period_days,
+               r.h3 % 400 AS phase,
+               (b.source = 'gcp' AND r.i % 7 = 0) AS gpu_only
+        FROM raw r
+        JOIN bounds b ON r.pos >= b.lo AND r.pos < b.hi
+        JOIN models md ON md.m = r.h1 % md.n
+    """)
+    # One capture per source per night; jarvislabs stops `retired` days before the end.
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE syn_capture AS
+        SELECT d.day, s.source, s.s,
+               TIMESTAMPTZ '{START.isoformat()}' + to_days(d.day::INTEGER)
+                   + to_minutes(s.s::INTEGER) AS observed_at,
+               sha256(s.source || '/' || d.day) AS capture_id,
+               'syn-' || lpad(d.day::VARCHAR, 5, '0') AS run_id
+        FROM range({days}) d(day), syn_source s
+        WHERE d.day < {days} - s.retired
+    """)
+    con.execute(f"""
+        INSERT INTO refresh_run
+        SELECT 'syn-' || lpad(day::VARCHAR, 5, '0'), 'refresh',
+               TIMESTAMPTZ '{START.isoformat()}' + to_days(day::INTEGER),
+               TIMESTAMPTZ '{START.isoformat()}' + to_days(day::INTEGER) + INTERVAL 20 MINUTE,
+               false, 'completed', 'synthetic'
+        FROM range({days}) d(day)""")
+    con.execute("""
+        INSERT INTO raw_capture
+        SELECT capture_id, source, 'https://example.test/' || source, observed_at,
+               'application/json', 1000000, substr(capture_id, 1, 2) || '/' || capture_id || '.gz'
+        FROM syn_capture""")
+    con.execute("""
+        INSERT INTO scrape_run (run_id, source, started_at, finished_at, observed_at, status,
+            attempts, capture_id, rows_parsed, rows_stored, rows_quarantined, unknown_gpus)
+        SELECT c.run_id, c.source, c.observed_at, c.observed_at + INTERVAL 30 SECOND,
+               c.observed_at, 'success', 1, c.capture_id, n.rows, n.rows, 0, []
+        FROM syn_capture c JOIN (SELECT source, count(*) AS rows FROM syn_offering GROUP BY ALL) n
+          USING (source)""")
+    for first in range(0, days, chunk_days):
+        last = min(first + chunk_days, days)
+        con.execute(f"""
+            INSERT INTO observation
+            WITH pairs AS (
+                SELECT c.observed_at, c.run_id, c.capture_id, c.day, o.*,
+                       (c.day + o.phase) // o.period_days AS epoch
+                FROM syn_capture c JOIN syn_offering o ON o.source = c.source
+                WHERE c.day >= {first} AND c.day < {last}
+            ), priced AS (
+                -- a price level per stretch; the yearly drift is applied at the stretch's start
+                SELECT *, round(base_per_gpu
+                                * exp(-0.12 * greatest(epoch * period_days - phase, 0) / 365)
+                                * (0.85 + 0.3 * (hash(oid, epoch) % 1000) / 1000.0), 4)
+                              AS per_gpu
+                FROM pairs
+            )
+            SELECT observed_at, run_id, capture_id, source, 'https://example.test/' || source,
+                   provider, offering, gpu_model, gpu_count, memory_gb, 8 * gpu_count,
+                   64 * gpu_count, region, pricing, per_gpu * gpu_count, 1, true, gpu_only,
+                   NULL, gpu_model, per_gpu
+            FROM priced
+            ORDER BY observed_at, oid
+        """)
+    row = con.execute("SELECT count(*) FROM observation").fetchone()
+    written = int(row[0]) if row else 0
+    con.execute("DROP TABLE syn_capture; DROP TABLE syn_offering; DROP TABLE syn_source")
+    return written

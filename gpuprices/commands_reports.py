@@ -1,0 +1,235 @@
+"""Commands that answer users' questions: report, cheapest, history, scenario, fit.
+
+Registered on the main app by gpuprices.cli. Heavy imports (polars, duckdb, Prefect) happen
+inside the commands so `gpuprices --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect
+from gpuprices.output import Format, print_frame
+from gpuprices.settings import load_settings
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
+
+PricingOpt = Annotated[list[str] | None, typer.Option(
+    "--pricing", help="pricing to include (repeatable; default on_demand, community, "
+    "serverless)")]
+ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="only this provider "
+                                                       "(repeatable)")]
+
+
+@contextmanager
+def _read(warehouse: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    from warehouse.connection import WarehouseError, connect_read_only
+
+    settings = load_settings(warehouse=warehouse)
+    try:
+        con = connect_read_only(settings.warehouse)
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _current_prices(warehouse: Path | None) -> pl.DataFrame:
+    from reports.queries import prices_at
+
+    with _read(warehouse) as con:
+        return prices_at(con, datetime.now(UTC))
+
+
+def _models(names: list[str]) -> list[str]:
+    from reports.names import resolve_gpus
+
+    try:
+        return resolve_gpus(names)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+
+
+def _pricing(pricing: list[str] | None) -> tuple[str, ...]:
+    from reports.queries import STEADY_PRICING
+    from schemas.observation import PRICING
+
+    chosen = tuple(pricing or STEADY_PRICING)
+    unknown = [p for p in chosen if p not in PRICING]
+    if unknown:
+        raise fail(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}", 2)
+    return chosen
+
+
+def report(
+    week: Annotated[str | None, typer.Option(help="ISO week, e.g. 2026-W47 (default: this "
+                                             "week so far)")] = None,
+    out: Annotated[Path | None, typer.Option(help="output folder (default: reports/ beside "
+                                             "the warehouse)")] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Write the weekly markdown report (and its chart) with the Prefect `weekly_report` flow."""
+    settings = load_settings(warehouse=warehouse)
+    if not settings.warehouse.exists():
+        raise fail(f"no warehouse at {settings.warehouse}: run `gpuprices refresh` first")
+    if week is not None:
+        from reports.weekly import report_as_of
+
+        try:
+            report_as_of(week, datetime.now(UTC))
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
+    prepare_prefect(settings.warehouse)
+    from flows.weekly_report import weekly_report
+
+    started = time.perf_counter()
+    path = weekly_report(week=week, out_dir=str(out) if out else None,
+                         warehouse=str(settings.warehouse))
+    typer.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
+
+
+def cheapest(
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model or family, e.g. "
+                                                  "'H100' or 'A100 80GB' (repeatable)")] = None,
+    min_vram: Annotated[float | None, typer.Option("--min-vram", help="per-GPU memory, GB")]
+    = None,
+    tier: Annotated[str | None, typer.Option(help="VRAM tier name from schemas/tiers.toml")]
+    = None,
+    pricing: PricingOpt = None,
+    provider: ProviderOpt = None,
+    limit: Annotated[int, typer.Option(help="rows to show")] = 20,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """The cheapest current offers ($/GPU-hour), filtered by GPU, memory, tier, pricing."""
+    from reports.rankings import cheapest_offers
+    from schemas.tiers import load_tiers
+
+    chosen_tier = None
+    if tier is not None:
+        tiers = {t.name: t for t in load_tiers()}
+        if tier not in tiers:
+            raise fail(f"unknown tier {tier!r}; tiers: {', '.join(tiers)}", 2)
+        chosen_tier = tiers[tier]
+    models = _models(gpu) if gpu else None
+    frame = cheapest_offers(_current_prices(warehouse), gpu_models=models, min_vram_gb=min_vram,
+                            tier=chosen_tier, pricing=_pricing(pricing), providers=provider)
+    print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)")
+
+
+def history(
+    gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
+    days: Annotated[int, typer.Option(help="days of history")] = 90,
+    provider: ProviderOpt = None,
+    pricing: Annotated[list[str] | None, typer.Option(help="pricing (repeatable; default "
+                                                      "on_demand)")] = None,
+    plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Cheapest price per day for GPU (a family means its cheapest variant that day)."""
+    import polars as pl
+
+    from reports.charts import plot_daily, sparkline
+    from reports.queries import daily_cheapest_history
+
+    models = _models([gpu])
+    until = datetime.now(UTC).date()
+    since = until - timedelta(days=days)
+    with _read(warehouse) as con:
+        rows = daily_cheapest_history(con, models, since=since, until=until,
+                                      pricing=_pricing(pricing or ["on_demand"]),
+                                      providers=provider)
+    daily = (rows.sort("usd_per_gpu_hour", "gpu_model").group_by("day", maintain_order=True)
+             .first().sort("day"))
+    if daily.height == 0:
+        raise fail(f"no {gpu} prices in the last {days} days")
+    print_frame(daily, fmt, title=f"cheapest {gpu} per day")
+    if fmt is Format.table:
+        values = daily["usd_per_gpu_hour"].to_list()
+        typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
+    if plot is not None:
+        series = daily.select(pl.lit(gpu).alias("series"), "day", "usd_per_gpu_hour")
+        plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
+        typer.echo(f"chart: {plot}", err=True)
+
+
+def scenario(
+    name: Annotated[str | None, typer.Argument(help="scenario from reports/scenarios.toml")]
+    = None,
+    gpu_hours: Annotated[float | None, typer.Option("--gpu-hours", help="ad hoc: GPU-hours")]
+    = None,
+    gpu: Annotated[str | None, typer.Option(help="ad hoc: GPU model or family")] = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """What a job costs on each platform: a named scenario, or --gpu-hours H --gpu NAME."""
+    from reports.queries import prices_at, reference_table
+    from reports.scenarios import Scenario, evaluate, load_scenarios
+
+    scenarios = {s.name: s for s in load_scenarios()}
+    if name is not None:
+        if name not in scenarios:
+            raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
+        chosen = scenarios[name]
+    elif gpu_hours is not None and gpu is not None:
+        _models([gpu])
+        chosen = Scenario(name="custom", title=f"{gpu_hours:g} GPU-hours of {gpu}",
+                          hours=gpu_hours, gpus=(gpu,))
+    else:
+        raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
+                   "--gpu NAME", 2)
+    with _read(warehouse) as con:
+        prices = prices_at(con, datetime.now(UTC))
+        plans = reference_table(con, "plan")
+    print_frame(evaluate(prices, chosen, plans), fmt, title=chosen.title)
+
+
+def fit(
+    params: Annotated[str | None, typer.Option(help="model size, e.g. 70B, 7B, 124M")] = None,
+    method: Annotated[str | None, typer.Option(help="full, lora, qlora or inference")] = None,
+    limit: Annotated[int, typer.Option(help="offers to show")] = 10,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Which GPU fits a model: VRAM needed, and the cheapest live offers with that much."""
+    from reports.fit import (
+        GB_PER_BILLION,
+        MODEL_SIZES_B,
+        fit_matrix,
+        fitting_offers,
+        vram_needed_gb,
+    )
+    from reports.fit import parse_params as read_params
+
+    if method is not None and method not in GB_PER_BILLION:
+        raise fail(f"unknown method {method!r}; one of {', '.join(GB_PER_BILLION)}", 2)
+    try:
+        size = read_params(params) if params else None
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+    prices = _current_prices(warehouse)
+    if size is not None and method is not None:
+        needed = vram_needed_gb(size, method)
+        print_frame(fitting_offers(prices, needed).head(limit), fmt,
+                    title=f"{params} {method}: needs {needed:g} GB; cheapest live offers")
+        return
+    sizes = (size,) if size is not None else MODEL_SIZES_B
+    methods = (method,) if method is not None else tuple(GB_PER_BILLION)
+    print_frame(fit_matrix(prices, sizes, methods), fmt, title="cheapest live offer that fits")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (report, cheapest, history, scenario, fit):
+        app.command()(command)

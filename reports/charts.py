@@ -1,0 +1,84 @@
+"""Charts (PNG, matplotlib Agg): the cheapest on-demand $/GPU-hour per day for key GPUs.
+
+H100 is charted per family (the cheapest of SXM, PCIe and NVL that day: users compare "an
+H100"); the other series are single catalog models.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+
+from reports.names import resolve_gpu
+
+# label -> GPU names (models or families) whose cheapest price that day is the series' point
+CHART_SERIES: dict[str, tuple[str, ...]] = {
+    "H100 (any variant)": ("H100",),
+    "A100 80GB": ("A100 80GB",),
+    "RTX 4090": ("RTX 4090",),
+    "L4": ("L4",),
+}
+
+
+def series_models() -> dict[str, list[str]]:
+    return {label: [m for name in names for m in resolve_gpu(name)]
+            for label, names in CHART_SERIES.items()}
+
+
+def chart_series(history: pl.DataFrame) -> pl.DataFrame:
+    """(series, day, usd_per_gpu_hour) from daily_cheapest_history rows."""
+    frames = [
+        history.filter(pl.col("gpu_model").is_in(models))
+        .group_by("day").agg(pl.col("usd_per_gpu_hour").min())
+        .with_columns(pl.lit(label).alias("series"))
+        for label, models in series_models().items()
+    ]
+    if not frames:
+        return pl.DataFrame(schema={"series": pl.String, "day": pl.Date,
+                                    "usd_per_gpu_hour": pl.Float64})
+    return pl.concat(frames).select("series", "day", "usd_per_gpu_hour").sort("series", "day")
+
+
+def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
+               since: date | None = None, until: date | None = None) -> Path | None:
+    """Write one line per series to `path`; None (and no file) when there is nothing to plot."""
+    if series.height == 0:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
+    try:
+        for label in series["series"].unique(maintain_order=True).to_list():
+            points = series.filter(pl.col("series") == label).sort("day")
+            ax.plot(points["day"].to_list(), points["usd_per_gpu_hour"].to_list(),
+                    marker="o", markersize=3, label=label)
+        ax.set_title(title)
+        ax.set_ylabel("$ / GPU-hour")
+        if since and until and since < until:
+            ax.set_xlim(since, until)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best", fontsize="small")
+        fig.autofmt_xdate()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format="png", metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return path
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float]) -> str:
+    """A terminal sparkline: one block per value, scaled between the min and the max."""
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    span = high - low
+    return "".join(SPARKS[0 if span == 0 else round((v - low) / span * (len(SPARKS) - 1))]
+                   for v in values)

@@ -1,0 +1,93 @@
+"""Cheapest offers per VRAM tier (tiers from schemas/tiers.toml)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from reports.markdown import money, table
+from reports.queries import STEADY_PRICING
+from schemas.gpus import UNKNOWN_GPU
+from schemas.tiers import Tier, load_tiers, tier_expr
+
+
+def top_per_tier(prices: pl.DataFrame, *, per_tier: int = 5, tiers: list[Tier] | None = None,
+                 pricing: tuple[str, ...] = STEADY_PRICING) -> pl.DataFrame:
+    """The cheapest `per_tier` offers of each tier, ranked by $/GPU-hour.
+
+    Equal prices share a rank (1, 1, 3 ...), and offers tied with the last place are all kept,
+    so a tier can show more than `per_tier` rows. Ties are listed by provider, offering, region.
+    """
+    tiers = tiers or load_tiers()
+    order = {t.name: i for i, t in enumerate(tiers)}
+    offers = prices.filter(
+        pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
+        & (pl.col("gpu_model") != UNKNOWN_GPU) & pl.col("gpu_memory_gb").is_not_null()
+    ).with_columns(tier_expr("gpu_memory_gb", tiers).alias("tier"))
+    ranked = (
+        offers.filter(pl.col("tier").is_not_null())
+        .with_columns(
+            pl.col("price_usd_per_gpu_hour").rank("min").over("tier").cast(pl.Int64)
+            .alias("rank"),
+            (pl.col("price_usd_per_gpu_hour") / pl.col("gpu_memory_gb")).alias(
+                "usd_per_gb_vram_hour"),
+        )
+        .filter(pl.col("rank") <= per_tier)
+    )
+    return ranked.select(
+        "tier", "rank", "gpu_model", "provider", "offering", "region", "pricing", "gpu_count",
+        "gpu_memory_gb", pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
+        "usd_per_gb_vram_hour", "available", "stale",
+    ).sort(pl.col("tier").replace_strict(order, default=len(order)), "rank", "provider",
+           "offering", "region")
+
+
+def availability(value: bool | None) -> str:
+    return {True: "yes", False: "no"}.get(value, "?") if value is not None else "?"
+
+
+def rankings_section(prices: pl.DataFrame, tiers: list[Tier] | None = None) -> str:
+    tiers = tiers or load_tiers()
+    ranked = top_per_tier(prices, tiers=tiers)
+    parts = ["## 3. Cheapest GPU per tier", "",
+             f"Top 5 per VRAM tier (schemas/tiers.toml), pricing {', '.join(STEADY_PRICING)}; "
+             "equal prices share a rank.", ""]
+    for tier in tiers:
+        rows = ranked.filter(pl.col("tier") == tier.name)
+        parts.append(f"### {tier.name}")
+        parts.append("")
+        if rows.height == 0:
+            parts += ["No offers in this tier.", ""]
+            continue
+        parts.append(table(
+            ["#", "GPU", "provider", "offering", "region", "pricing", "$/GPU-h", "$/GB-VRAM-h",
+             "available"],
+            [[r["rank"], r["gpu_model"], r["provider"], r["offering"], r["region"], r["pricing"],
+              money(r["usd_per_gpu_hour"], r["stale"]),
+              money(r["usd_per_gb_vram_hour"], r["stale"], digits=4), availability(r["available"])]
+             for r in rows.to_dicts()],
+            [True, False, False, False, False, False, True, True, False],
+        ))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def cheapest_offers(
+    prices: pl.DataFrame, *, gpu_models: list[str] | None = None, min_vram_gb: float | None = None,
+    tier: Tier | None = None, pricing: tuple[str, ...] = STEADY_PRICING,
+    providers: list[str] | None = None,
+) -> pl.DataFrame:
+    """Current whole-offering offers matching the filters, cheapest $/GPU-hour first."""
+    offers = prices.filter(pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
+                           & (pl.col("gpu_model") != UNKNOWN_GPU))
+    if gpu_models:
+        offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
+    if min_vram_gb:
+        offers = offers.filter(pl.col("gpu_memory_gb") >= min_vram_gb)
+    if tier:
+        offers = offers.filter(pl.col("gpu_memory_gb").is_between(tier.min_gb, tier.max_gb))
+    if providers:
+        offers = offers.filter(pl.col("provider").is_in(providers))
+    return offers.sort("price_usd_per_gpu_hour", "provider", "offering", "region").select(
+        "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
+        pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
+        pl.col("price_usd_per_hour").alias("usd_per_hour"), "available", "stale", "source")

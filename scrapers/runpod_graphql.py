@@ -1,0 +1,165 @@
+"""RunPod GPU types: POST https://api.runpod.io/graphql, query gpuTypes (key optional).
+
+Facts (../shared/captures/SOURCES.md §2, MORE_SOURCES.md, gpuhunt's runpod provider):
+- `securePrice`, `communityPrice`, `secureSpotPrice`, `communitySpotPrice` are USD per GPU-hour;
+  0 or null means not offered. Secure and community cloud are different products, so they are
+  different pricing values: on_demand, community, spot, community_spot.
+- `secureCloud` / `communityCloud` say whether the type is offered on that cloud at all; where
+  they are false the API still fills in placeholder prices (communityPrice 0.5 for MI300X and
+  B200, securePrice 0.5 for RTX 4070 Ti ...), so those prices are not rows.
+- `lowestPrice(input: {gpuCount: n, secureCloud: true})` gives, for n GPUs in one pod,
+  `uninterruptablePrice` / `minimumBidPrice` per GPU, `stockStatus` (null = none in stock),
+  `minVcpu`, `minMemory`. We ask for n = 1 (alias-free, for stock and specs) and for 2, 4, 8
+  under the aliases lowestPrice_2/_4/_8; a multi-GPU pod is a row of its own only when its
+  per-GPU price differs from the 1-GPU price (offering "8x <type id>").
+- The captures in ../shared store the bare `gpuTypes` list; the API wraps it as
+  {"data": {"gpuTypes": [...]}}, with an `errors` list when the query fails.
+Prices are the same in every data center, so rows are region "global". Pods bill per second.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import polars as pl
+
+from scrapers._json import as_float, load_json
+from scrapers.base import (
+    EXAMPLES_DIR,
+    GLOBAL_REGION,
+    HttpSettings,
+    ParseError,
+    RawCapture,
+    SourceDef,
+    rows_frame,
+)
+from scrapers.http import request
+
+NAME = "runpod"
+BASE = "https://api.runpod.io"
+PATH = "/graphql"
+URL = BASE + PATH
+MULTI_GPU_COUNTS = (2, 4, 8)
+_LOWEST_FIELDS = "uninterruptablePrice minimumBidPrice stockStatus minVcpu minMemory"
+QUERY = (
+    "query GpuTypes { gpuTypes { id displayName manufacturer memoryInGb maxGpuCount "
+    "secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice "
+    f"lowestPrice(input: {{gpuCount: 1, secureCloud: true}}) {{ {_LOWEST_FIELDS} }} "
+    + " ".join(
+        f"lowestPrice_{n}: lowestPrice(input: {{gpuCount: {n}, secureCloud: true}}) "
+        f"{{ {_LOWEST_FIELDS} }}"
+        for n in MULTI_GPU_COUNTS
+    )
+    + " } }"
+)
+# (price field, pricing, cloud flag, lowestPrice field for multi-GPU pods)
+_PRICES = (
+    ("securePrice", "on_demand", "secureCloud", "uninterruptablePrice"),
+    ("secureSpotPrice", "spot", "secureCloud", "minimumBidPrice"),
+    ("communityPrice", "community", "communityCloud", None),
+    ("communitySpotPrice", "community_spot", "communityCloud", None),
+)
+_LOWEST_ALIAS = re.compile(r"^lowestPrice(?:_(\d+))?$")
+PRICE_TOLERANCE = 0.005  # half a cent: anything smaller is float noise, not a different price
+
+
+def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
+    headers = {"Accept": "application/json"}
+    key = settings.secret("RUNPOD_API_KEY")
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    url = settings.base_url(NAME, BASE) + PATH
+    return request(client, settings, NAME, "POST", url, headers=headers,
+                   json={"query": QUERY, "variables": {}})
+
+
+def _gpu_types(payload: Any) -> list[dict[str, Any]]:
+    if isinstance(payload, dict):
+        errors = payload.get("errors")
+        if errors:
+            messages = [e.get("message", str(e)) if isinstance(e, dict) else str(e)
+                        for e in (errors if isinstance(errors, list) else [errors])]
+            raise ParseError(f"runpod: GraphQL errors: {'; '.join(messages)}")
+        data = payload.get("data")
+        payload = data.get("gpuTypes") if isinstance(data, dict) else payload.get("gpuTypes")
+    if not isinstance(payload, list):
+        raise ParseError("runpod: expected {'data': {'gpuTypes': [...]}} or a gpuTypes list")
+    types = [t for t in payload if isinstance(t, dict)]
+    if payload and not any("id" in t for t in types):
+        raise ParseError("runpod: gpuTypes entries have no 'id' (not a gpuTypes list?)")
+    return types
+
+
+def _lowest_prices(gpu: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """lowestPrice objects by GPU count (the un-aliased field is the 1-GPU one)."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in gpu.items():
+        match = _LOWEST_ALIAS.match(key)
+        if match and isinstance(value, dict):
+            found[int(match.group(1) or 1)] = value
+    return found
+
+
+def _offered(gpu: dict[str, Any], flag: str) -> bool:
+    # Older captures may lack the flags: then the price alone decides.
+    return gpu.get(flag) is not False
+
+
+def parse(raw: RawCapture) -> pl.DataFrame:
+    rows: list[dict[str, Any]] = []
+    for gpu in _gpu_types(load_json(raw.body, what=NAME)):
+        gpu_id = gpu.get("id")
+        if not isinstance(gpu_id, str) or not gpu_id or gpu_id == "unknown":
+            continue
+        lowest = _lowest_prices(gpu)
+        single = lowest.get(1, {})
+        in_stock = None if 1 not in lowest else single.get("stockStatus") is not None
+        max_count = as_float(gpu.get("maxGpuCount"))
+        common = {
+            "provider": "runpod",
+            "offering": gpu_id,
+            "gpu_name": gpu.get("displayName") or gpu_id,
+            "gpu_memory_gb": as_float(gpu.get("memoryInGb")) or None,
+            "region": GLOBAL_REGION,
+            "billing_increment_s": 1,
+        }
+        for field, pricing, flag, lowest_field in _PRICES:
+            price = as_float(gpu.get(field))
+            if not price or price <= 0 or not _offered(gpu, flag):
+                continue
+            secure = flag == "secureCloud"
+            rows.append({**common, "pricing": pricing, "gpu_count": 1.0,
+                         "price_usd_per_hour": price,
+                         "vcpus": as_float(single.get("minVcpu")) if secure else None,
+                         "ram_gb": as_float(single.get("minMemory")) if secure else None,
+                         "available": in_stock if secure else None})
+            if lowest_field is None:
+                continue
+            for count, quote in sorted(lowest.items()):
+                per_gpu = as_float(quote.get(lowest_field))
+                if (count == 1 or not per_gpu or per_gpu <= 0
+                        or (max_count and count > max_count)
+                        or abs(per_gpu - price) < PRICE_TOLERANCE):
+                    continue
+                rows.append({**common, "offering": f"{count}x {gpu_id}",
+                             "pricing": pricing, "gpu_count": float(count),
+                             "price_usd_per_hour": round(per_gpu * count, 6),
+                             "vcpus": as_float(quote.get("minVcpu")),
+                             "ram_gb": as_float(quote.get("minMemory")),
+                             "available": quote.get("stockStatus") is not None})
+    return rows_frame(rows)
+
+
+SOURCE = SourceDef(
+    name=NAME,
+    provider="runpod",
+    kind="api",
+    url=URL,
+    example=EXAMPLES_DIR / "runpod" / "graphql_gpuTypes_2025-06-21.json",
+    example_as_of="2025-06-21",
+    fetch_fn=fetch,
+    parse_fn=parse,
+    secret_names=("RUNPOD_API_KEY",),
+)

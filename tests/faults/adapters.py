@@ -1,0 +1,98 @@
+"""Per-source serve adapters: how the fault server cuts a source's example into responses.
+
+Most sources fetch one document: the default serves the example whole, for any path. A source
+whose fetch makes several requests (AWS per region, SkyPilot per cloud, paged APIs) and bundles
+them into one capture ships a bundled example; its adapter splits that back into the parts the
+requests ask for. Faults are applied to each part, so every request sees the same fault.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import orjson
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    path: str  # after the /<source> prefix
+    query: dict[str, list[str]]
+    body: bytes
+    base: str  # this source's prefix on the fault server, for absolute next-page links
+    hit: int  # 1-based request number for this source in this test
+
+
+def _whole(body: bytes) -> dict[str, bytes]:
+    return {"": body}
+
+
+def _any(request: Request) -> str | None:
+    return ""
+
+
+def _as_is(body: bytes, request: Request) -> bytes:
+    return body
+
+
+@dataclass(frozen=True, slots=True)
+class Serve:
+    split: Callable[[bytes], dict[str, bytes]] = _whole  # example -> parts by route key
+    route: Callable[[Request], str | None] = _any  # request -> part key (None / unknown: 404)
+    finish: Callable[[bytes, Request], bytes] = _as_is  # last touch (e.g. next-page links)
+
+
+# --- AWS: one offer CSV per region, concatenated in the example (each with its preamble) -----
+
+_AWS_REGION = re.compile(r"/current/([a-z0-9-]+)/index\.csv$")
+
+
+def _aws_split(body: bytes) -> dict[str, bytes]:
+    text = body.decode("utf-8", errors="replace")
+    blocks = [b for b in re.split(r'(?m)^(?="FormatVersion")', text) if b.strip()]
+    parts: dict[str, bytes] = {}
+    for block in blocks:
+        codes = re.findall(r'"((?:us|eu|ap|ca|sa|me|af|il|mx)-[a-z]+-\d)"', block)
+        key = max(set(codes), key=codes.count) if codes else ""
+        parts[key] = parts.get(key, b"") + block.encode()
+    if blocks:  # a region the example lacks gets a valid file with no rows
+        head = blocks[0].splitlines(keepends=True)
+        header = next((i for i, line in enumerate(head) if line.startswith('"SKU"')), None)
+        if header is not None:
+            parts["*"] = "".join(head[: header + 1]).encode()
+    return parts
+
+
+def _aws_route(request: Request) -> str | None:
+    match = _AWS_REGION.search(request.path)
+    return match.group(1) if match else None
+
+
+# --- SkyPilot: one vms.csv per cloud, bundled as {"clouds": {cloud: csv text}} ---------------
+
+_CLOUD = re.compile(r"/([a-z0-9_-]+)/vms\.csv$")
+
+
+def _skypilot_split(body: bytes) -> dict[str, bytes]:
+    try:
+        container = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _whole(body)
+    clouds = container.get("clouds") if isinstance(container, dict) else None
+    if not isinstance(clouds, dict):
+        return _whole(body)
+    return {cloud: str(text).encode() for cloud, text in clouds.items()}
+
+
+def _skypilot_route(request: Request) -> str | None:
+    match = _CLOUD.search(request.path)
+    return match.group(1) if match else None
+
+
+ADAPTERS: dict[str, Serve] = {
+    "aws": Serve(split=_aws_split, route=_aws_route),
+    "skypilot": Serve(split=_skypilot_split, route=_skypilot_route),
+}
+DEFAULT = Serve()

@@ -1,0 +1,180 @@
+"""Exact answers from a hand-built warehouse with known prices (tests/reports/conftest.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import duckdb
+import polars as pl
+import pytest
+
+from reports.changes import model_moves, offering_diff
+from reports.comparison import cheapest_cells, comparison_section
+from reports.fit import fit_matrix, fitting_offers, parse_params, vram_needed_gb
+from reports.plans import effective_plans, plans_section
+from reports.queries import prices_at, reference_table, source_freshness
+from reports.rankings import cheapest_offers, top_per_tier
+from reports.rent_vs_buy import break_even
+from reports.scenarios import Scenario, evaluate, load_scenarios
+from tests.reports.conftest import NOW, Builder, offer
+
+
+def rows(frame: pl.DataFrame, *columns: str) -> list[tuple[object, ...]]:
+    return list(frame.select(columns).iter_rows())
+
+
+@pytest.fixture
+def prices(market: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return prices_at(market, NOW)
+
+
+def test_prices_prefer_direct_sources_and_flag_stale(prices: pl.DataFrame) -> None:
+    # skypilot's lambda row is hidden (lambda has its own source); its gcp rows are kept
+    assert prices.filter(pl.col("source") == "skypilot")["provider"].unique().to_list() == ["gcp"]
+    stale = prices.group_by("provider").agg(pl.col("stale").all()).sort("provider")
+    assert rows(stale, "provider", "stale") == [
+        ("aws", True), ("gcp", False), ("lambda", False), ("runpod", False), ("vastai", False)]
+    assert prices.height == 18
+
+
+def test_freshness_flags_a_source_last_successful_over_48h_ago(
+        market: duckdb.DuckDBPyConnection) -> None:
+    fresh = source_freshness(market, NOW)
+    assert rows(fresh, "source", "rows", "stale") == [
+        ("aws", 2, True), ("lambda", 4, False), ("runpod", 4, False), ("skypilot", 3, False),
+        ("vastai", 6, False)]
+    # 47 h after aws's capture it was still fresh
+    assert not source_freshness(market, NOW - timedelta(hours=25))["stale"][0]
+
+
+def test_comparison_cells_cheapest_per_gpu_and_provider(prices: pl.DataFrame) -> None:
+    cells = cheapest_cells(prices, ("on_demand",))
+    a100 = cells.filter(pl.col("gpu_model") == "A100 40GB")
+    assert rows(a100, "provider", "usd_per_gpu_hour", "stale") == [
+        ("aws", 4.09625, True), ("gcp", 3.67, False), ("lambda", 1.10, False),
+        ("vastai", 0.90, False)]
+    # the GPU-only GCP T4 price is not comparable with whole offerings
+    assert cells.filter(pl.col("gpu_model") == "T4")["provider"].to_list() == ["aws"]
+    markdown = comparison_section(prices)
+    assert "| **A100 40GB** | $4.10† | $3.67 | $1.10 | – | $0.90 |" in markdown
+    assert "| **RTX 4090** | $0.44 community | $0.25 interruptible |" in markdown
+
+
+def test_rankings_share_ranks_on_ties_and_keep_the_order(prices: pl.DataFrame) -> None:
+    top = top_per_tier(prices)
+    assert rows(top.filter(pl.col("tier") == "24 GB"), "rank", "provider", "offering",
+                "usd_per_gpu_hour") == [
+        (1, "vastai", "3090", 0.25), (2, "vastai", "4090-a", 0.40), (2, "vastai", "4090-b", 0.40),
+        (4, "runpod", "L4", 0.43), (5, "runpod", "RTX 4090", 0.44)]
+    low = top.filter(pl.col("tier") == "<=16 GB")
+    assert rows(low, "provider", "stale", "usd_per_gb_vram_hour") == [
+        ("aws", True, pytest.approx(0.526 / 16))]
+
+
+def test_rankings_keep_every_offer_tied_with_the_last_place(build: Builder) -> None:
+    build.source("m", "m")
+    build.capture("m", NOW, [offer("m", f"o{i}", "L4", p) for i, p in
+                             enumerate([0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 1.0])])
+    top = top_per_tier(prices_at(build.con, NOW))
+    assert rows(top, "rank", "offering") == [
+        (1, "o0"), (2, "o1"), (3, "o2"), (4, "o3"), (5, "o4"), (5, "o5")]
+
+
+def test_cheapest_offers_filters(prices: pl.DataFrame) -> None:
+    h100 = cheapest_offers(prices, gpu_models=["H100 SXM", "H100 PCIe", "H100 NVL"])
+    assert rows(h100, "provider", "offering", "usd_per_gpu_hour") == [
+        ("vastai", "h100-x2", 2.0), ("lambda", "gpu_1x_h100_pcie", 2.49),
+        ("lambda", "gpu_8x_h100_sxm5", 2.99)]
+    big = cheapest_offers(prices, min_vram_gb=48, providers=["runpod"])
+    assert rows(big, "offering", "available") == [("A100 80GB", False)]
+
+
+def test_week_over_week_moves_and_offerings(market: duckdb.DuckDBPyConnection) -> None:
+    old, new = prices_at(market, NOW - timedelta(days=7)), prices_at(market, NOW)
+    assert rows(model_moves(old, new), "gpu_model", "old_usd", "new_usd", "pct_change") == [
+        ("RTX 4090", 0.50, 0.40, -20.0), ("A100 40GB", 0.80, 0.90, 12.5)]
+    appeared, vanished = offering_diff(old, new)
+    assert rows(vanished, "provider", "offering") == [("vastai", "old-offer")]
+    assert ("lambda", "gpu_8x_h100_sxm5") in rows(appeared, "provider", "offering")
+    keys = rows(appeared, "provider", "offering", "pricing")
+    assert ("vastai", "4090-a", "on_demand") not in keys  # existed a week ago
+    assert ("vastai", "4090-a", "interruptible") in keys  # its bid price is new
+
+
+def test_scenario_500_gpu_hours_of_a100_40gb(prices: pl.DataFrame) -> None:
+    scenario = next(s for s in load_scenarios() if s.name == "500h-a100-40gb")
+    result = evaluate(prices, scenario)
+    assert rows(result, "platform", "cost_usd", "savings_pct", "price_status") == [
+        ("vastai", 450.0, 78.0, "live"), ("lambda", 550.0, 73.1, "live"),
+        ("gcp", 1835.0, 10.4, "live"), ("aws", 2048.12, 0.0, "stale")]
+
+
+def test_scenario_scales_hours_by_throughput(prices: pl.DataFrame) -> None:
+    scenario = Scenario(name="t", title="t", hours=2.0, reference_gpu="RTX 4090",
+                        gpus=("H100 SXM", "RTX 4090"))
+    result = evaluate(prices, scenario)
+    # 2 h x 165 / 989 TFLOPS = 0.33 h on an H100 SXM: 0.33 x $2.00 beats 2 h x $0.40
+    assert rows(result, "platform", "gpu_model", "hours", "cost_usd") == [
+        ("vastai", "H100 SXM", 0.33, 0.66), ("runpod", "RTX 4090", 2.0, 0.88),
+        ("lambda", "H100 SXM", 0.33, 0.99)]
+
+
+def test_scenario_with_free_tiers_and_plans(market: duckdb.DuckDBPyConnection,
+                                            prices: pl.DataFrame) -> None:
+    scenario = next(s for s in load_scenarios() if s.name == "gpt2-small-3h")
+    result = evaluate(prices, scenario, reference_table(market, "plan"))
+    assert rows(result.head(3), "platform", "offering", "cost_usd", "note") == [
+        ("colab", "Colab Free", 0.0, "free tier"), ("kaggle", "Kaggle Free", 0.0, "free tier"),
+        ("vastai", "3090", 0.75, None)]
+    pro = result.filter(pl.col("offering") == "Colab Pro")
+    assert rows(pro, "cost_usd", "price_status") == [(9.99, "static")]
+    assert pro["usd_per_gpu_hour"][0] == pytest.approx(9.99 / (100 / 1.96))
+
+
+def test_vram_rules() -> None:
+    assert parse_params("70B") == 70.0
+    assert parse_params("124M") == pytest.approx(0.124)
+    assert vram_needed_gb(70, "qlora") == 51.0  # 70 x 0.7 + 2
+    assert vram_needed_gb(7, "full") == 142.0  # 7 x 20 + 2
+    with pytest.raises(ValueError):
+        parse_params("big")
+
+
+def test_fit_picks_cheapest_live_single_or_multi_gpu(prices: pl.DataFrame) -> None:
+    matrix = fit_matrix(prices, sizes=(7.0, 70.0), methods=("full", "qlora"))
+    assert rows(matrix, "params_b", "method", "vram_needed_gb", "provider", "offering",
+                "gpu_count", "usd_per_hour") == [
+        (7.0, "full", 142.0, "vastai", "h100-x2", 2.0, 4.0),
+        (7.0, "qlora", 6.9, "vastai", "3090", 1.0, 0.25),
+        (70.0, "full", 1402.0, None, None, None, None),
+        (70.0, "qlora", 51.0, "lambda", "gpu_1x_a100_sxm4_80gb", 1.0, 1.29)]
+    # runpod's A100 80GB is unavailable and aws is stale: neither is offered
+    fits = fitting_offers(prices, 51.0)
+    assert "runpod" not in fits["provider"].to_list()
+    assert "aws" not in fitting_offers(prices, 300.0)["provider"].to_list()
+
+
+def test_rent_vs_buy_break_even(market: duckdb.DuckDBPyConnection,
+                                prices: pl.DataFrame) -> None:
+    own = reference_table(market, "gpu_ownership")
+    assert own is not None
+    result = break_even(own, prices)
+    # RTX 4090: 1600 / (0.40 - 0.45 kW x $0.15) = 1600 / 0.3325 = 4812 h
+    assert rows(result, "gpu_model", "power_usd_per_hour", "rent_usd_per_hour",
+                "break_even_hours") == [("L4", 0.0108, 0.43, 5964.0),
+                                        ("RTX 4090", 0.0675, 0.40, 4812.0)]
+    never = break_even(pl.DataFrame({"gpu_model": ["RTX 4090"], "purchase_usd": [1600.0],
+                                     "power_watts": [4000.0]}), prices)
+    assert never["break_even_hours"][0] is None
+
+
+def test_plans_effective_price_and_missing_table(market: duckdb.DuckDBPyConnection) -> None:
+    plans = reference_table(market, "plan")
+    assert plans is not None
+    effective = effective_plans(plans)
+    assert rows(effective, "plan", "gpu_hours_per_month") == [
+        ("Colab Free", None), ("Colab Pro", pytest.approx(100 / 1.96)), ("HF PRO", None),
+        ("Kaggle Free", pytest.approx(130.0))]
+    market.execute("DROP TABLE plan")
+    assert reference_table(market, "plan") is None
+    assert "No plans data" in plans_section(None)

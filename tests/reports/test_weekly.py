@@ -1,0 +1,95 @@
+"""The assembled report: golden markdown for a fixed warehouse, and the degraded cases."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from reports.weekly import artifact_key, build_report, report_as_of, write_report
+from tests.reports.conftest import NOW, Builder, offer
+
+GOLDEN = Path(__file__).with_name("golden") / "2026-W47.md"
+
+
+def test_golden_report_for_a_fixed_warehouse(market: duckdb.DuckDBPyConnection,
+                                             tmp_path: Path) -> None:
+    report = build_report(market, as_of=NOW, chart_dir=tmp_path)
+    if os.environ.get("UPDATE_GOLDEN"):
+        GOLDEN.write_text(report.markdown, encoding="utf-8")
+    assert report.markdown == GOLDEN.read_text(encoding="utf-8")
+    assert report.week == "2026-W47"
+    [chart] = report.charts
+    assert chart == tmp_path / "2026-W47-cheapest.png"
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    path = write_report(report, tmp_path / "out")
+    assert path.name == "2026-W47.md"
+
+
+def test_report_sections_and_stale_marks(market: duckdb.DuckDBPyConnection) -> None:
+    text = build_report(market, as_of=NOW).markdown
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == [
+        "## 1. Data freshness", "## 2. Comparison matrix (cheapest $/GPU-hour)",
+        "## 3. Cheapest GPU per tier", "## 4. Week over week", "## 5. Cost scenarios",
+        "## 6. Which GPU fits", "## 7. Rent vs buy", "## 8. Plans and free tiers"]
+    aws = "| aws | aws | api | 2026-11-17 12:00 UTC | 2026-11-17 12:00 UTC | 2 | success | yes † |"
+    assert aws in text
+    # every aws price carries the mark; no fresh price does
+    for line in text.splitlines():
+        if line.startswith("| aws |") and "$" in line:
+            assert "†" in line, line
+        if line.startswith("| vastai |") and "$" in line:
+            assert "†" not in line, line
+    assert "`run-now` (refresh, 2026-11-20 10:00 UTC)" in text
+    assert "`run-old`" in text
+
+
+def test_empty_warehouse_says_what_is_missing(con: duckdb.DuckDBPyConnection) -> None:
+    text = build_report(con, as_of=NOW).markdown
+    assert "No sources are registered" in text
+    assert "No on-demand prices in the warehouse." in text
+    assert "No offers in this tier." in text
+    assert "week-over-week changes need at least a week of history" in text
+    assert "No matching offers in the warehouse." in text
+    assert "no live offer fits" in text
+    assert "No run has stored prices yet." in text
+
+
+def test_failed_and_single_sources(build: Builder) -> None:
+    build.source("vastai", "vastai")
+    build.source("lambda", "lambda")
+    build.capture("vastai", NOW - timedelta(hours=1), [offer("vastai", "a", "RTX 4090", 0.4)])
+    build.failure("lambda", NOW - timedelta(hours=1), "run-1", "connect timeout")
+    text = build_report(build.con, as_of=NOW).markdown
+    assert "**Missing:** no successful refresh yet for lambda." in text
+    assert "only one provider has prices (vastai)" in text
+    assert "| lambda | lambda | api | never | never | 0 | failed | yes † |" in text
+    assert "| **RTX 4090** | $0.40 |" in text
+
+
+def test_no_reference_tables(market: duckdb.DuckDBPyConnection) -> None:
+    market.execute("DROP TABLE plan")
+    market.execute("DROP TABLE gpu_ownership")
+    text = build_report(market, as_of=NOW).markdown
+    assert "No plans data: this warehouse has no `plan` table yet." in text
+    assert "No ownership data" in text
+    assert "(No plans data: free tiers and plans are not included.)" in text
+
+
+def test_report_as_of_a_past_week_uses_that_weeks_prices(
+        market: duckdb.DuckDBPyConnection) -> None:
+    label, as_of = report_as_of("2026-W46", NOW)
+    assert (label, as_of) == ("2026-W46", datetime(2026, 11, 15, 23, 59, 59, 999999, UTC))
+    text = build_report(market, as_of=as_of, week=label).markdown
+    # vastai's price then, already 3.5 days old at the end of that week
+    assert "| **RTX 4090** | – | $0.50† |" in text
+    assert "`run-now`" not in text
+    assert report_as_of("2026-W47", NOW) == ("2026-W47", NOW)  # the week is not over yet
+    assert report_as_of(None, NOW) == ("2026-W47", NOW)
+    with pytest.raises(ValueError):
+        report_as_of("last week", NOW)
+    assert artifact_key("2026-W47") == "weekly-report-2026-w47"
