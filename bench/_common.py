@@ -51,7 +51,8 @@ def machine() -> str:
     except OSError:
         pass
     ram_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cpu ({cpu}), {ram_gib:.1f} GiB RAM, Python {platform.python_version()}"
+    python = platform.python_version()
+    return f"{os.cpu_count()} cpu ({cpu}), {ram_gib:.1f} GiB RAM, Python {python}"
 
 
 def verdict(ok: bool) -> str:

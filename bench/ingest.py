@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench._common import best_of, header, size_arg, timed, verdict
 from bench.inflate import DEFAULT_ROWS, REALISTIC_ROWS, inflater_for
-from schemas.observation import to_observations, validate
+from schemas.observation import ValidatedBatch, to_observations, validate
 from scrapers.base import RawCapture, Source
 from scrapers.registry import all_sources
 from warehouse.append import ScrapeRecord, append_batch
@@ -54,7 +54,7 @@ def measure(source: Source, raw: RawCapture, workdir: Path, repeat: int) -> Stag
     parse_s = best_of(lambda: source.parse(raw), repeat)
     parsed = source.parse(raw)
 
-    def to_valid():  # noqa: ANN202
+    def to_valid() -> ValidatedBatch:
         return validate(to_observations(parsed, raw, "bench"))
 
     validate_s = best_of(to_valid, repeat)
@@ -83,7 +83,8 @@ def measure(source: Source, raw: RawCapture, workdir: Path, repeat: int) -> Stag
         con = connect(workdir / f"e2e-{uuid.uuid4().hex}.duckdb")
         try:
             archive_root = workdir / f"archive-{uuid.uuid4().hex}"
-            outcome, seconds = timed(lambda: ingest(con, source, raw, run_id=uuid.uuid4().hex,
+            outcome, seconds = timed(lambda: ingest(con, source, raw,  # noqa: B023
+                                                    run_id=uuid.uuid4().hex,
                                                     archive_root=archive_root))  # noqa: B023
         finally:
             con.close()

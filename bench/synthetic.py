@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 
+from warehouse.summaries import rebuild
+
 START = datetime(2016, 1, 1, 2, 0, tzinfo=UTC)
 
 # source, provider, share of the offerings, aggregator, retired (days before the end)
@@ -53,14 +55,15 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
             SELECT *, sum(share) OVER (ORDER BY s) - share AS lo, sum(share) OVER (ORDER BY s) AS hi
             FROM syn_source
         ), models AS (
-            SELECT gpu_model, memory_gb, bf16_tflops, row_number() OVER (ORDER BY gpu_model) - 1 AS m,
-                   count(*) OVER () AS n
+            SELECT gpu_model, memory_gb, bf16_tflops,
+                   row_number() OVER (ORDER BY gpu_model) - 1 AS m, count(*) OVER () AS n
             FROM gpu_catalog WHERE bf16_tflops BETWEEN 20 AND 2500 AND vendor = 'NVIDIA'
         ), raw AS (
             SELECT i, (hash(i, 'model') % 1000003)::BIGINT AS h1,
                    (hash(i, 'count') % 1000003)::BIGINT AS h2,
                    (hash(i, 'region') % 1000003)::BIGINT AS h3,
-                   (hash(i, 'pricing') % 100)::BIGINT AS hp, (hash(i, 'price') % 1000) / 1000.0 AS u,
+                   (hash(i, 'pricing') % 100)::BIGINT AS hp,
+                   (hash(i, 'price') % 1000) / 1000.0 AS u,
                    (i + 0.5) / {offerings} AS pos
             FROM range({offerings}) t(i)
         )
@@ -140,4 +143,8 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
     row = con.execute("SELECT count(*) FROM observation").fetchone()
     written = int(row[0]) if row else 0
     con.execute("DROP TABLE syn_capture; DROP TABLE syn_offering; DROP TABLE syn_source")
+    # A bulk load bypasses append_batch, so the summary tables are computed once at the end.
+    con.execute("BEGIN TRANSACTION")
+    rebuild(con)
+    con.execute("COMMIT")
     return written

@@ -231,6 +231,10 @@ from gpuprices import commands_reports  # noqa: E402  (registers report, cheapes
 
 commands_reports.register(app)
 
+from gpuprices import commands_ops  # noqa: E402  (serve, backfill, reparse, export, alerts)
+
+commands_ops.register(app)
+
 
 def main() -> None:
     try:

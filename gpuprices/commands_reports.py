@@ -92,10 +92,14 @@ def report(
             raise fail(str(exc), 2) from None
     prepare_prefect(settings.warehouse)
     from flows.weekly_report import weekly_report
+    from warehouse.connection import WarehouseError
 
     started = time.perf_counter()
-    path = weekly_report(week=week, out_dir=str(out) if out else None,
-                         warehouse=str(settings.warehouse))
+    try:
+        path = weekly_report(week=week, out_dir=str(out) if out else None,
+                             warehouse=str(settings.warehouse))
+    except WarehouseError as exc:  # e.g. a refresh holds the file
+        raise fail(str(exc)) from None
     typer.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
 
 

@@ -6,7 +6,7 @@ H100"); the other series are single catalog models.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -49,6 +49,7 @@ def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
@@ -59,11 +60,17 @@ def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
                     marker="o", markersize=3, label=label)
         ax.set_title(title)
         ax.set_ylabel("$ / GPU-hour")
-        if since and until and since < until:
-            ax.set_xlim(since, until)
+        # The data's own span (at most the window asked for), a day of margin on each side.
+        days = series["day"]
+        left = max(days.min(), since) if since else days.min()  # type: ignore[type-var]
+        right = min(days.max(), until) if until else days.max()  # type: ignore[type-var]
+        ax.set_xlim(left - timedelta(days=1), right + timedelta(days=1))  # type: ignore[operator]
+        locator = mdates.AutoDateLocator(maxticks=8)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small")
-        fig.autofmt_xdate()
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, format="png", metadata={"Software": None})
     finally:

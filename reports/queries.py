@@ -153,16 +153,26 @@ def daily_cheapest_history(
     con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date, until: date,
     pricing: tuple[str, ...] = ("on_demand",), providers: list[str] | None = None,
 ) -> pl.DataFrame:
-    """Cheapest whole-offering $/GPU-hour per model and day (GPU-only SKUs left out)."""
+    """Cheapest whole-offering $/GPU-hour per model and day (GPU-only SKUs left out).
+
+    As in latest_price, aggregator rows count only for providers without a direct source
+    that day, so the history agrees with the report's current tables.
+    """
     return con.execute(
         """
+        WITH days AS (
+            SELECT dp.*, src.aggregator FROM daily_price dp JOIN source src USING (source)
+            WHERE dp.day BETWEEN $since AND $until
+        ), direct AS (SELECT DISTINCT day, provider FROM days WHERE NOT aggregator)
         SELECT day, gpu_model, min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
                arg_min(provider, price_usd_per_gpu_hour) AS provider,
                arg_min(offering, price_usd_per_gpu_hour) AS offering
-        FROM daily_price
+        FROM days d
         WHERE NOT gpu_only AND list_contains($models, gpu_model)
-          AND list_contains($pricing, pricing) AND day BETWEEN $since AND $until
+          AND list_contains($pricing, pricing)
           AND ($providers IS NULL OR list_contains($providers, provider))
+          AND (NOT aggregator OR NOT EXISTS (
+              SELECT 1 FROM direct x WHERE x.day = d.day AND x.provider = d.provider))
         GROUP BY day, gpu_model ORDER BY gpu_model, day
         """,
         {"models": gpu_models, "pricing": list(pricing), "since": since, "until": until,

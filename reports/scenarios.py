@@ -88,6 +88,7 @@ def _plan_rows(plans: pl.DataFrame | None, scenario: Scenario) -> pl.DataFrame |
     if plans is None or plans.height == 0:
         return None
     rows = effective_plans(plans).filter(
+        pl.col("gpu_model").is_not_null(),  # a plan without a GPU cannot run the job
         pl.col("session_limit_h").is_null() | (pl.col("session_limit_h") >= scenario.hours),
         pl.col("gpu_hours_per_week").is_null()
         | (pl.col("gpu_hours_per_week") >= scenario.hours),
@@ -108,9 +109,11 @@ def _plan_rows(plans: pl.DataFrame | None, scenario: Scenario) -> pl.DataFrame |
         pl.when(kind == "live").then(pl.lit("live")).otherwise(pl.lit("static"))
         .alias("price_status"),
         pl.when(pl.col("usd_per_month") == 0).then(pl.lit("free tier"))
-        .otherwise(pl.format("subscription ${}/month", pl.col("usd_per_month").round(2)))
+        .otherwise(pl.format("plan: ${}/month", pl.col("usd_per_month").round(2)))
         .alias("note"),
-    )
+    # A plan priced per GPU type is one way to do the job: keep its cheapest GPU.
+    ).sort("cost_usd", "usd_per_gpu_hour", "gpu_model").group_by(
+        "platform", "offering", maintain_order=True).first()
 
 
 def evaluate(prices: pl.DataFrame, scenario: Scenario,
@@ -118,8 +121,8 @@ def evaluate(prices: pl.DataFrame, scenario: Scenario,
     """One row per platform, cheapest first, with savings vs the most expensive platform."""
     frames = [_offer_rows(prices, scenario)]
     if scenario.include_plans and (plan_rows := _plan_rows(plans, scenario)) is not None:
-        frames.append(plan_rows.cast({"hours": pl.Float64, "usd_per_gpu_hour": pl.Float64,
-                                      "cost_usd": pl.Float64}))
+        frames.append(plan_rows.select(frames[0].columns).cast(
+            {"hours": pl.Float64, "usd_per_gpu_hour": pl.Float64, "cost_usd": pl.Float64}))
     rows = pl.concat(frames, how="vertical_relaxed")
     top = rows["cost_usd"].max()
     savings = (pl.lit(0.0) if not top else

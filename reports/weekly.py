@@ -128,7 +128,8 @@ def build_report(
         models = [m for group in series_models().values() for m in group]
         history = daily_cheapest_history(con, models, since=since, until=until)
         path = plot_daily(chart_series(history), chart_dir / f"{week}-cheapest.png",
-                          title=f"Cheapest on-demand $/GPU-hour per day ({since} to {until})")
+                          title=f"Cheapest on-demand $/GPU-hour per day (up to {HISTORY_DAYS} "
+                          f"days to {until})", since=since, until=until)
         charts = [path] if path else []
 
     sections = [

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import httpx
 import polars as pl
@@ -39,8 +38,9 @@ from scrapers.base import (
     ParseError,
     RawCapture,
     SourceDef,
+    conform,
+    empty_parsed,
     now_utc,
-    rows_frame,
 )
 from scrapers.http import TRANSIENT_STATUS, _retry_after, _short
 
@@ -93,111 +93,134 @@ def _gpu_line() -> re.Pattern[str]:
     return re.compile(r'"(?:' + "|".join(map(re.escape, families)) + r')\.[0-9a-z-]+"')
 
 
-def _family_default(family: str) -> InstanceGpus | None:
-    return next((spec for name, spec in instance_gpus().items()
-                 if name.split(".", 1)[0] == family), None)
-
-
-def _number(text: str) -> float | None:
-    match = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)", text or "")
-    return float(match.group(1)) if match else None
-
-
-def _specs(instance_type: str, fields: Sequence[str], col: dict[str, int]) -> InstanceGpus | None:
-    known = instance_gpus().get(instance_type)
-    if known:
-        return known
-    family = _family_default(instance_type.split(".", 1)[0])
-    count = _number(fields[col["GPU"]]) if "GPU" in col else None
-    if family is None or not count:
-        return None
-    vcpus = _number(fields[col["vCPU"]]) if "vCPU" in col else None
-    ram = _number(fields[col["Memory"]]) if "Memory" in col else None
-    return InstanceGpus(family.gpu_name, count, family.gpu_memory_gb, vcpus or 0.0, ram or 0.0)
-
-
-def _is_list_price(fields: Sequence[str], col: dict[str, int]) -> bool:
-    def value(name: str) -> str:
-        index = col.get(name)
-        return fields[index] if index is not None else ""
-
-    return (
-        value("TermType") == "OnDemand"
-        and value("Tenancy") == "Shared"
-        and value("Operating System") == "Linux"
-        and value("CapacityStatus") == "Used"
-        and value("Pre Installed S/W") in ("", "NA")
-        and value("MarketOption") in ("", "OnDemand")
-        and value("Unit") == "Hrs"
-        and value("Currency") == "USD"
+@cache
+def _specs_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per instance type, per family default) GPU specs as frames, for joins."""
+    by_type = pl.DataFrame(
+        [{"instance_type": name, "gpu_name": spec.gpu_name, "gpu_count": spec.gpu_count,
+          "gpu_memory_gb": spec.gpu_memory_gb, "vcpus": spec.vcpus, "ram_gb": spec.ram_gb}
+         for name, spec in instance_gpus().items()],
+    ).with_columns(pl.col("instance_type").str.split(".").list.first().alias("family"))
+    by_family = by_type.unique("family", keep="first", maintain_order=True).select(
+        "family", pl.col("gpu_name").alias("family_gpu_name"),
+        pl.col("gpu_memory_gb").alias("family_gpu_memory_gb"),
     )
+    return by_type.drop("family"), by_family
+
+
+# The list price of an instance: what each filter column must hold (absent columns are skipped;
+# empty CSV fields read as null and count as "").
+LIST_PRICE_VALUES: dict[str, tuple[str, ...]] = {
+    "TermType": ("OnDemand",),
+    "Tenancy": ("Shared",),
+    "Operating System": ("Linux",),
+    "CapacityStatus": ("Used",),
+    "Pre Installed S/W": ("", "NA"),
+    "MarketOption": ("", "OnDemand"),
+    "Unit": ("Hrs",),
+    "Currency": ("USD",),
+}
+OPTIONAL_COLUMNS = ("Region Code", "GPU", "vCPU", "Memory")
+CHUNK_LINES = 5000
+
+
+def _leading_number(column: str) -> pl.Expr:
+    """ "0.5260000000" -> 0.526, "16 GiB" -> 16.0, "NA" -> null."""
+    return pl.col(column).str.extract(r"^\s*([0-9]+(?:\.[0-9]+)?)", 1).cast(pl.Float64)
+
+
+def _chunk_frame(header: str, lines: list[str], region: str | None) -> pl.DataFrame:
+    """The GPU list prices among `lines` (CSV rows under `header`), in PARSED_SCHEMA."""
+    names = next(csv.reader([header]))
+    wanted = [c for c in (*LIST_PRICE_VALUES, "Instance Type", "PricePerUnit", *OPTIONAL_COLUMNS)
+              if c in names]
+    text = header + "\n" + "\n".join(lines) + "\n"
+    frame = pl.read_csv(io.StringIO(text), columns=wanted, infer_schema=False,
+                        truncate_ragged_lines=True)
+    frame = frame.filter(*(pl.col(c).fill_null("").is_in(allowed)
+                           for c, allowed in LIST_PRICE_VALUES.items() if c in frame.columns))
+    frame = frame.with_columns(
+        *(pl.lit(None, pl.String).alias(c) for c in OPTIONAL_COLUMNS if c not in frame.columns),
+    )
+    by_type, by_family = _specs_frames()
+    frame = (
+        frame.with_columns(pl.col("Instance Type").str.split(".").list.first().alias("family"))
+        .join(by_type, left_on="Instance Type", right_on="instance_type", how="left")
+        .join(by_family, on="family", how="left")
+    )
+    return frame.select(
+        pl.lit("aws").alias("provider"),
+        pl.col("Instance Type").alias("offering"),
+        pl.coalesce("gpu_name", "family_gpu_name").alias("gpu_name"),
+        # a size missing from the table: its family's GPU, the count from the "GPU" column
+        pl.coalesce("gpu_count", _leading_number("GPU")).alias("gpu_count"),
+        pl.coalesce("gpu_memory_gb", "family_gpu_memory_gb").alias("gpu_memory_gb"),
+        pl.coalesce("vcpus", _leading_number("vCPU")).alias("vcpus"),
+        pl.coalesce("ram_gb", _leading_number("Memory")).alias("ram_gb"),
+        pl.col("Region Code").fill_null(region or "unknown").alias("region"),
+        pl.lit("on_demand").alias("pricing"),
+        _leading_number("PricePerUnit").alias("price_usd_per_hour"),
+        pl.lit(1, pl.Int64).alias("billing_increment_s"),  # per-second billing, 60 s minimum
+        pl.lit(None, pl.Boolean).alias("available"),  # the price list says nothing of capacity
+        pl.lit(False).alias("gpu_only"),
+        pl.lit(None, pl.Float64).alias("monthly_fee_usd"),
+    ).filter(pl.col("price_usd_per_hour") > 0, pl.col("gpu_name").is_not_null(),
+             pl.col("gpu_count") > 0)
 
 
 def parse_offer_csv_lines(
-    lines: Iterable[str], region: str | None = None
-) -> Iterator[dict[str, Any]]:
-    """Yield one parsed row per GPU instance list price, reading `lines` once, in order.
+    lines: Iterable[str], region: str | None = None, *, chunk_lines: int = CHUNK_LINES
+) -> Iterator[pl.DataFrame]:
+    """Yield frames of GPU instance list prices, reading `lines` once, in order.
 
-    Holds one line at a time (plus a small seen-set), so a multi-GB file streams in bounded
-    memory. Accepts several concatenated offer files (each with its preamble and header).
-    `region` is used only when a file has no "Region Code" column.
+    Each line is first tested with one regex (does it name a GPU instance type?); only those
+    lines are kept, `chunk_lines` at a time, and parsed in bulk by polars, so a multi-GB file
+    streams in bounded memory. Accepts several concatenated offer files (each with its preamble
+    and header). `region` is used only when a file has no "Region Code" column. An instance
+    type is reported once per region (the first list price seen).
     """
     gpu_line = _gpu_line()
-    col: dict[str, int] | None = None
-    width = 0
-    seen: set[tuple[str, str]] = set()
+    header: str | None = None
     saw_header = False
+    chunk: list[str] = []
+    seen: set[tuple[str, str]] = set()
+
+    def flush() -> Iterator[pl.DataFrame]:
+        if header is None or not chunk:
+            return
+        frame = _chunk_frame(header, chunk, region)
+        chunk.clear()
+        fresh: list[bool] = []
+        for key in zip(frame["offering"], frame["region"], strict=True):
+            fresh.append(key not in seen)
+            seen.add(key)
+        if frame.height:
+            yield frame.filter(pl.Series(fresh, dtype=pl.Boolean))
+
     for line in lines:
-        if col is None or line.startswith('"FormatVersion"'):
-            col = None
+        if line.startswith(('"FormatVersion"', "FormatVersion,")):
+            yield from flush()
+            header = None
+        elif header is None:
             if line.startswith(('"SKU"', "SKU,")):
-                header = next(csv.reader([line]))
-                col = {name: index for index, name in enumerate(header)}
-                width = len(header)
-                missing = [name for name in REQUIRED_COLUMNS if name not in col]
+                names = next(csv.reader([line]))
+                missing = [name for name in REQUIRED_COLUMNS if name not in names]
                 if missing:
                     raise ParseError(f"aws: offer CSV header lacks {', '.join(missing)}")
-                saw_header = True
-            continue
-        if not gpu_line.search(line):
-            continue
-        fields = next(csv.reader([line]), [])
-        if len(fields) != width or not _is_list_price(fields, col):
-            continue
-        instance_type = fields[col["Instance Type"]]
-        row_region = fields[col["Region Code"]] if "Region Code" in col else ""
-        row_region = row_region or region or "unknown"
-        key = (instance_type, row_region)
-        if key in seen:
-            continue
-        price = _number(fields[col["PricePerUnit"]])
-        specs = _specs(instance_type, fields, col)
-        if not price or specs is None:
-            continue
-        seen.add(key)
-        yield {
-            "provider": "aws",
-            "offering": instance_type,
-            "gpu_name": specs.gpu_name,
-            "gpu_count": specs.gpu_count,
-            "gpu_memory_gb": specs.gpu_memory_gb,
-            "vcpus": specs.vcpus or None,
-            "ram_gb": specs.ram_gb or None,
-            "region": row_region,
-            "pricing": "on_demand",
-            "price_usd_per_hour": price,
-            "billing_increment_s": 1,  # per-second billing for Linux (60 s minimum)
-            "available": None,  # the price list says nothing about capacity
-            "gpu_only": False,
-            "monthly_fee_usd": None,
-        }
+                header, saw_header = line.rstrip("\r\n"), True
+        elif gpu_line.search(line):
+            chunk.append(line.rstrip("\r\n"))
+            if len(chunk) >= chunk_lines:
+                yield from flush()
+    yield from flush()
     if not saw_header:
         raise ParseError("aws: no offer CSV header (a line starting with \"SKU\") found")
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
     text = raw.body.decode("utf-8-sig", errors="replace")
-    return rows_frame(list(parse_offer_csv_lines(io.StringIO(text))))
+    frames = list(parse_offer_csv_lines(text.splitlines()))
+    return conform(pl.concat(frames)) if frames else empty_parsed()
 
 
 class _GpuOnDemandFilter:

@@ -92,7 +92,9 @@ def _next_url(link: str, settings: HttpSettings) -> str:
     if not base:
         return link
     target, override = urlsplit(link), urlsplit(base)
-    return urlunsplit((override.scheme, override.netloc, target.path, target.query, ""))
+    # Keep the base's own path prefix, as the first request does (base + PATH).
+    path = override.path.rstrip("/") + target.path
+    return urlunsplit((override.scheme, override.netloc, path, target.query, ""))
 
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:

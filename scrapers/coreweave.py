@@ -82,6 +82,9 @@ def _row(item: Tag) -> dict[str, Any] | None:
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    if raw.body.lstrip().startswith(b"provider,product,"):
+        raise ParseError("coreweave: this is a third-party scraper's CSV table, not the "
+                         "page; it is reference data for the conformance tests")
     soup = BeautifulSoup(raw.text(), "lxml")
     items = soup.select(".table-row-v2.kubernetes-gpu-pricing")
     if not items:

@@ -18,8 +18,14 @@ Facts (../shared/captures/SOURCES.md §6, MORE_SOURCES.md and the 1,632 real GPU
   single-region SKU winning over a multi-region one. The shared capture dropped that field, so
   there the region is the description's place name, lower-cased ("virginia", "americas").
 
-Not done: whole-VM rows for A2/A3/G2 (their price is GPU + per-vCPU + per-GB-RAM SKUs of the
-machine series); the aggregator covers whole machines. The legacy pricing-calculator JSON
+Whole VMs: when the payload also holds the machine series' core and RAM SKUs ("A2 Instance Core
+running in ...", "A2 Instance Ram ...", "N1 Predefined Instance Core ...", with a "Spot
+Preemptible " prefix for spot; RAM per GiB-hour), a row per machine type of `MACHINES` is formed
+(`gpu_only=False`): vCPUs x core + GB x RAM + GPUs x GPU, on-demand and spot, in every region
+where all three prices exist. A2/A3/G2 shapes are GCP's documented ones; for N1, whose GPUs
+attach to any shape, one reference shape (n1-standard-8 + 1 GPU) is priced. Bundled local SSD
+(a2-ultragpu, a3-highgpu) is not added: under 1 % of those machines' price. The shared capture
+holds GPU SKUs only, so it yields GPU rows only. The legacy pricing-calculator JSON
 (../shared/captures/gcp/) has no GPUs and is rejected with a ParseError.
 """
 
@@ -72,6 +78,24 @@ ACCELERATORS: dict[str, tuple[str, str, float]] = {
     "H200 141GB": ("nvidia-h200-141gb", "NVIDIA H200 141GB SXM", 141),
     "Nvidia B200": ("nvidia-b200", "NVIDIA B200", 180),
 }
+
+# machine type, series in the core/RAM SKU descriptions, vCPUs, RAM GB, GPU phrase, GPU count
+MACHINES: tuple[tuple[str, str, int, float, str, int], ...] = (
+    *((f"a2-highgpu-{n}g", "A2", 12 * n, 85.0 * n, "Nvidia Tesla A100", n) for n in (1, 2, 4, 8)),
+    ("a2-megagpu-16g", "A2", 96, 1360.0, "Nvidia Tesla A100", 16),
+    *((f"a2-ultragpu-{n}g", "A2", 12 * n, 170.0 * n, "Nvidia Tesla A100 80GB", n)
+      for n in (1, 2, 4, 8)),
+    *((f"a3-highgpu-{n}g", "A3", 26 * n, 234.0 * n, "Nvidia H100 80GB", n) for n in (1, 2, 4, 8)),
+    *((f"g2-standard-{v}", "G2", v, 4.0 * v, "Nvidia L4", g)
+      for v, g in ((4, 1), (8, 1), (12, 1), (16, 1), (24, 2), (32, 1), (48, 4), (96, 8))),
+    *((f"n1-standard-8+1x{ACCELERATORS[phrase][0]}", "N1 Predefined", 8, 30.0, phrase, 1)
+      for phrase in ("Nvidia Tesla T4", "Nvidia Tesla P4", "Nvidia Tesla P100",
+                     "Nvidia Tesla V100", "Nvidia Tesla K80")),
+)
+_COMPONENT = re.compile(
+    r"^(?P<spot>Spot Preemptible )?(?P<series>N1 Predefined|A2|A3|G2) Instance "
+    r"(?P<resource>Core|Ram) running in (?P<place>.+)$"
+)
 
 _DESCRIPTION = re.compile(
     r"^(?P<commit>Commitment v1: )?(?P<preemptible>Preemptible )?(?P<gpu>.+?) GPU"
@@ -126,22 +150,29 @@ def _skus(payload: Any) -> Iterator[dict[str, Any]]:
             raise ParseError("gcp: list entries are neither pages nor SKUs")
 
 
-def hourly_usd(sku: dict[str, Any]) -> float | None:
-    """USD per usage hour from units + nanos of the first tier; None if not an hourly USD rate."""
+def unit_price(sku: dict[str, Any]) -> tuple[float, str] | None:
+    """(USD per usage unit, usage unit) from units + nanos of the first tier, or None."""
     infos = sku.get("pricingInfo")
     if not isinstance(infos, list) or not infos or not isinstance(infos[0], dict):
         return None
     expression = infos[0].get("pricingExpression") or {}
     rates = expression.get("tieredRates") or []
-    if expression.get("usageUnit") != "h" or not rates or not isinstance(rates[0], dict):
+    if not rates or not isinstance(rates[0], dict):
         return None
     price = rates[0].get("unitPrice") or {}
     if price.get("currencyCode", "USD") != "USD":
         return None
     try:
-        return int(price.get("units") or 0) + int(price.get("nanos") or 0) / 1e9
+        value = int(price.get("units") or 0) + int(price.get("nanos") or 0) / 1e9
     except (TypeError, ValueError):
         return None
+    return value, str(expression.get("usageUnit") or "")
+
+
+def hourly_usd(sku: dict[str, Any]) -> float | None:
+    """USD per hour (GPU, vCPU); None when the SKU is not priced per hour."""
+    found = unit_price(sku)
+    return found[0] if found and found[1] == "h" else None
 
 
 def _classify(match: re.Match[str]) -> tuple[str, str] | None:
@@ -163,35 +194,90 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def _regions(sku: dict[str, Any], place: str) -> list[str]:
+    regions = [r for r in sku.get("serviceRegions") or [] if isinstance(r, str)]
+    return regions or [place.strip().lower()]
+
+
+def _keep_most_specific(prices: dict[Any, tuple[int, Any]], key: Any, width: int,
+                        value: Any) -> None:
+    """A single-region SKU beats a multi-region one for the same key."""
+    if key not in prices or width < prices[key][0]:
+        prices[key] = (width, value)
+
+
+def _gpu_row(accelerator: str, suffix: str, gpu_name: str, memory: float, region: str,
+             pricing: str, price: float) -> dict[str, Any]:
+    return {
+        "provider": "gcp", "offering": accelerator + suffix, "gpu_name": gpu_name,
+        "gpu_count": 1.0, "gpu_memory_gb": memory or None, "vcpus": None, "ram_gb": None,
+        "region": region, "pricing": pricing, "price_usd_per_hour": price,
+        "billing_increment_s": 1, "available": None, "gpu_only": True, "monthly_fee_usd": None,
+    }
+
+
+def _machine_rows(gpu_prices: dict[tuple[str, str, str], float],
+                  components: dict[tuple[str, str, str, str], float]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    regions = {(region, pricing) for _, _, region, pricing in components}
+    for machine, series, vcpus, ram_gb, phrase, count in MACHINES:
+        accelerator, gpu_name, memory = ACCELERATORS[phrase]
+        for region, pricing in sorted(regions):
+            core = components.get((series, "Core", region, pricing))
+            ram = components.get((series, "Ram", region, pricing))
+            gpu = gpu_prices.get((accelerator, region, pricing))
+            if core is None or ram is None or gpu is None:
+                continue
+            rows.append({
+                "provider": "gcp", "offering": machine, "gpu_name": gpu_name,
+                "gpu_count": float(count), "gpu_memory_gb": memory, "vcpus": float(vcpus),
+                "ram_gb": ram_gb, "region": region, "pricing": pricing,
+                "price_usd_per_hour": vcpus * core + ram_gb * ram + count * gpu,
+                "billing_increment_s": 1, "available": None, "gpu_only": False,
+                "monthly_fee_usd": None,
+            })
+    return rows
+
+
 def parse(raw: RawCapture) -> pl.DataFrame:
     payload = load_json(raw.body, what="gcp")
     best: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
+    parts: dict[tuple[str, str, str, str], tuple[int, float]] = {}
     for sku in _skus(payload):
+        description = str(sku.get("description") or "").strip()
+        found = unit_price(sku)
+        if not found or found[0] <= 0:
+            continue
+        price, unit = found
+        component = _COMPONENT.match(description)
+        if component:
+            if unit != ("h" if component["resource"] == "Core" else "GiBy.h"):
+                continue
+            pricing = "spot" if component["spot"] else "on_demand"
+            places = _regions(sku, component["place"])
+            for region in places:
+                key = (component["series"], component["resource"], region, pricing)
+                _keep_most_specific(parts, key, len(places), price)
+            continue
         category = sku.get("category") or {}
         if category and category.get("resourceGroup") not in (None, "GPU"):
             continue
-        match = _DESCRIPTION.match(str(sku.get("description") or "").strip())
+        match = _DESCRIPTION.match(description)
         kind = _classify(match) if match else None
-        price = hourly_usd(sku)
-        if match is None or kind is None or not price or price <= 0:
+        if match is None or kind is None or unit != "h":
             continue
         pricing, suffix = kind
         phrase = match["gpu"].strip()
         accelerator, gpu_name, memory = ACCELERATORS.get(phrase, (_slug(phrase), phrase, 0.0))
-        regions = [r for r in sku.get("serviceRegions") or [] if isinstance(r, str)]
-        places = regions or [match["place"].strip().lower()]
+        places = _regions(sku, match["place"])
         for region in places:
-            row = {
-                "provider": "gcp", "offering": accelerator + suffix, "gpu_name": gpu_name,
-                "gpu_count": 1.0, "gpu_memory_gb": memory or None, "vcpus": None,
-                "ram_gb": None, "region": region, "pricing": pricing,
-                "price_usd_per_hour": price, "billing_increment_s": 1, "available": None,
-                "gpu_only": True, "monthly_fee_usd": None,
-            }
-            key = (row["offering"], region, pricing)
-            if key not in best or len(places) < best[key][0]:
-                best[key] = (len(places), row)
-    return rows_frame([row for _, row in best.values()])
+            row = _gpu_row(accelerator, suffix, gpu_name, memory, region, pricing, price)
+            _keep_most_specific(best, (row["offering"], region, pricing), len(places), row)
+    rows = [row for _, row in best.values()]
+    gpu_prices = {key: row["price_usd_per_hour"] for key, (_, row) in best.items()
+                  if row["pricing"] != "reserved"}
+    components = {key: price for key, (_, price) in parts.items()}
+    return rows_frame(rows + _machine_rows(gpu_prices, components))
 
 
 SOURCE = SourceDef(

@@ -140,6 +140,9 @@ def _pick(cells: dict[str, str], *prefixes: str) -> str | None:
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    if raw.body.lstrip().startswith(b"provider,product,"):
+        raise ParseError("lambda-page: this is a third-party scraper's CSV table, not the "
+                         "page; it is reference data for the conformance tests")
     text = raw.text()
     soup = BeautifulSoup(text, "lxml")
     tabs = _html_tabs(soup) + _json_tabs(text)

@@ -163,8 +163,8 @@ SOURCE = SourceDef(
     provider="paperspace",
     kind="page",
     url=URL,
-    example=EXAMPLES_DIR / "paperspace" / "pricing_2026-03-22.html",
-    example_as_of="2026-03-22",
+    example=EXAMPLES_DIR / "paperspace" / "pricing_2026-03-21.html",
+    example_as_of="2026-03-21",
     fetch_fn=fetch,
     parse_fn=parse,
 )

@@ -22,6 +22,7 @@ _MODULES: tuple[str, ...] = (
     "scrapers.aws_spot",
     "scrapers.ec2instances",
     "scrapers.azure",
+    "scrapers.gcp",
     "scrapers.huggingface_jobs",
     "scrapers.huggingface_docs",
     "scrapers.opencomputeprices",

@@ -67,6 +67,9 @@ def _specs(row: Tag) -> dict[str, float | None]:
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    if raw.body.lstrip().startswith(b"provider,product,"):
+        raise ParseError("runpod-page: this is a third-party scraper's CSV table, not the "
+                         "page; it is reference data for the conformance tests")
     soup = BeautifulSoup(raw.text(), "lxml")
     gpu_rows = soup.select(".gpu-pricing-row")
     if not gpu_rows:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import duckdb
 import polars as pl
 
 from schemas.observation import OBSERVATION_SCHEMA
+from warehouse.summaries import UTC_DAY, after_append
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,19 @@ def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFram
         con.unregister(name)
 
 
+def _days_by_source(frame: pl.DataFrame | None) -> dict[str, set[date]]:
+    """The UTC days each source's rows in `frame` fall on (for the summary tables)."""
+    if frame is None or frame.height == 0:
+        return {}
+    pairs = frame.select(
+        "source", pl.col("observed_at").dt.convert_time_zone("UTC").dt.date().alias("day")
+    ).unique()
+    days: dict[str, set[date]] = {}
+    for source, day in pairs.iter_rows():
+        days.setdefault(source, set()).add(day)
+    return days
+
+
 def _insert_run(con: duckdb.DuckDBPyConnection, record: ScrapeRecord) -> None:
     con.execute(
         "INSERT INTO scrape_run (run_id, source, started_at, finished_at, observed_at, status, "
@@ -150,6 +164,9 @@ def append_batch(
             _insert_frame(con, "quarantine", quarantined)
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)
+        days = _days_by_source(good)
+        for source in {record.source, *days}:
+            after_append(con, source, days.get(source, ()), capture_id=record.capture_id)
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
@@ -169,12 +186,20 @@ def replace_capture_observations(
         row = con.execute("SELECT count(*) FROM observation WHERE capture_id = ?",
                           [capture_id]).fetchone()
         old = int(row[0]) if row else 0
+        days = _days_by_source(good)
+        for source, day in con.execute(
+            f"SELECT DISTINCT source, {UTC_DAY.format('observed_at')} FROM observation "
+            "WHERE capture_id = ?", [capture_id]
+        ).fetchall():
+            days.setdefault(source, set()).add(day)
         con.execute("DELETE FROM observation WHERE capture_id = ?", [capture_id])
         con.execute("DELETE FROM quarantine WHERE capture_id = ?", [capture_id])
         _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
         _insert_frame(con, "quarantine", quarantined)
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)
+        for source in {record.source, *days}:
+            after_append(con, source, days.get(source, ()), capture_id=capture_id)
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

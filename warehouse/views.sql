@@ -45,10 +45,12 @@ LEFT JOIN latest_capture c USING (source);
 
 -- Current price of every offering. A provider that has a direct source with data is shown from
 -- it; aggregator rows (skypilot, opencomputeprices) fill in only for providers without one.
+-- latest_observation holds exactly the observations of each source's latest_capture (kept by
+-- warehouse/summaries.py with every append), so this reads ~15k rows, not ten years.
 CREATE OR REPLACE VIEW latest_price AS
 WITH current AS (
     SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at
-    FROM observation o
+    FROM latest_observation o
     JOIN latest_capture c
       ON o.source = c.source AND o.capture_id = c.capture_id AND o.observed_at = c.observed_at
     JOIN source src ON src.source = o.source
@@ -63,7 +65,7 @@ WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_provide
 CREATE OR REPLACE VIEW latest_price_all_sources AS
 SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at,
        (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
-FROM observation o
+FROM latest_observation o
 JOIN latest_capture c
   ON o.source = c.source AND o.capture_id = c.capture_id AND o.observed_at = c.observed_at
 JOIN source src ON src.source = o.source;
@@ -82,39 +84,24 @@ FROM cheapest d JOIN cheapest a
   ON a.provider = d.provider AND a.gpu_model = d.gpu_model AND a.pricing = d.pricing
 WHERE NOT d.aggregator AND a.aggregator AND abs(a.price - d.price) > 0.10 * d.price;
 
--- Last price of each offering on each day it was observed.
+-- Last price of each offering on each (UTC) day it was observed. The summary tables below are
+-- maintained by warehouse/summaries.py in the append's transaction (migration 004 says how
+-- each is computed from observation); rows are in day order, so a date range skips the rest.
 CREATE OR REPLACE VIEW daily_price AS
-SELECT CAST(observed_at AS DATE) AS day, source, provider, offering, region, pricing, gpu_model,
-       gpu_count, arg_max(price_usd_per_hour, observed_at) AS price_usd_per_hour,
-       arg_max(price_usd_per_gpu_hour, observed_at) AS price_usd_per_gpu_hour,
-       bool_or(gpu_only) AS gpu_only
-FROM observation
-GROUP BY ALL;
+SELECT day, source, provider, offering, region, pricing, gpu_model, gpu_count,
+       price_usd_per_hour, price_usd_per_gpu_hour, gpu_only
+FROM daily_price_summary;
 
--- Each time an offering's price moved: old -> new, with the dates.
+-- Each time an offering's price moved: old -> new, with the dates (consecutive observed days).
 CREATE OR REPLACE VIEW price_change AS
-WITH ordered AS (
-    SELECT *, lag(price_usd_per_hour) OVER w AS old_price_usd_per_hour,
-              lag(day) OVER w AS old_day
-    FROM daily_price
-    WINDOW w AS (PARTITION BY source, provider, offering, region, pricing ORDER BY day)
-)
-SELECT day AS changed_on, old_day AS previous_day, source, provider, offering, region, pricing,
-       gpu_model, gpu_count, old_price_usd_per_hour, price_usd_per_hour AS new_price_usd_per_hour,
-       round(100 * (price_usd_per_hour - old_price_usd_per_hour) / old_price_usd_per_hour, 2)
-           AS pct_change
-FROM ordered
-WHERE old_price_usd_per_hour IS NOT NULL AND price_usd_per_hour <> old_price_usd_per_hour;
+SELECT changed_on, previous_day, source, provider, offering, region, pricing, gpu_model,
+       gpu_count, old_price_usd_per_hour, new_price_usd_per_hour, pct_change
+FROM price_change_event;
 
 -- Cheapest whole-offering $/GPU-hour per GPU model, pricing and day (GPU-only SKUs left out).
 CREATE OR REPLACE VIEW daily_cheapest AS
-SELECT day, gpu_model, pricing, min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
-       arg_min(provider, price_usd_per_gpu_hour) AS provider,
-       arg_min(offering, price_usd_per_gpu_hour) AS offering,
-       count(*) AS offers
-FROM daily_price
-WHERE NOT gpu_only AND gpu_model <> 'unknown'
-GROUP BY ALL;
+SELECT day, gpu_model, pricing, min_usd_per_gpu_hour, provider, offering, offers
+FROM daily_cheapest_summary;
 
 -- Provider GPU names the catalog could not place, in current data.
 CREATE OR REPLACE VIEW unknown_gpu AS

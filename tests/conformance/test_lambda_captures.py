@@ -111,5 +111,5 @@ def test_the_capture_itself_is_not_accepted_as_a_page() -> None:
                      fetched_at=datetime(2026, 2, 11, tzinfo=UTC), body=path.read_bytes())
     from scrapers.base import ParseError
 
-    with pytest.raises(ParseError, match="tabs"):
+    with pytest.raises(ParseError, match="third-party scraper's CSV"):
         lambda_page.parse(raw)

@@ -26,7 +26,7 @@ import pytest
 
 from schemas.observation import to_observations, validate
 from scrapers import runpod_graphql, runpod_page, runpod_serverless
-from scrapers.base import RawCapture
+from scrapers.base import ParseError, RawCapture
 from tests.conftest import shared_file
 
 
@@ -127,6 +127,12 @@ def test_page_scraped_table_names_and_prices_through_the_page_parser() -> None:
     h200 = obs.filter(pl.col("offering") == "H200").row(0, named=True)
     assert (h200["gpu_memory_gb"], h200["vcpus"], h200["ram_gb"]) == (141, 24, 276)
     assert validate(obs).quarantined.height == 0
+
+
+def test_the_scraped_table_itself_is_refused_with_a_clear_reason() -> None:
+    with pytest.raises(ParseError, match="third-party scraper's CSV"):
+        _observations(runpod_page, "captures", "runpod-page",
+                      "scraped_runpod_io_pricing_table_2026-02-11.csv")
 
 
 def test_serverless_capture_rows_and_prices() -> None:

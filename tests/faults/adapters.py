@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
@@ -91,7 +92,40 @@ def _skypilot_route(request: Request) -> str | None:
     return match.group(1) if match else None
 
 
+# --- paged JSON APIs: the example is the list of pages fetch bundles --------------------------
+
+
+def _pages(body: bytes, link_of: Callable[[dict[str, object]], str]) -> dict[str, bytes]:
+    """Key page 0 by "" and page i by what page i-1 tells the client to ask for next."""
+    try:
+        pages = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _whole(body)
+    if not isinstance(pages, list) or not all(isinstance(p, dict) for p in pages):
+        return _whole(body)
+    parts, key = {}, ""
+    for page in pages:
+        parts[key] = orjson.dumps(page, option=orjson.OPT_INDENT_2)
+        key = link_of(page)
+    return parts
+
+
+def _azure_next(page: dict[str, object]) -> str:
+    link = page.get("NextPageLink")
+    return parse_qs(urlsplit(link).query).get("$skip", ["?"])[0] if isinstance(link, str) else "?"
+
+
+def _gcp_next(page: dict[str, object]) -> str:
+    return str(page.get("nextPageToken") or "?")
+
+
+def _query_key(name: str) -> Callable[[Request], str | None]:
+    return lambda request: request.query.get(name, [""])[0]
+
+
 ADAPTERS: dict[str, Serve] = {
+    "azure": Serve(split=lambda b: _pages(b, _azure_next), route=_query_key("$skip")),
+    "gcp": Serve(split=lambda b: _pages(b, _gcp_next), route=_query_key("pageToken")),
     "aws": Serve(split=_aws_split, route=_aws_route),
     "skypilot": Serve(split=_skypilot_split, route=_skypilot_route),
 }

@@ -84,8 +84,8 @@ def scale_prices_json(value: Any, factor: float) -> Any:
 def empty_json(value: Any) -> Any:
     """Empty every record list, keeping containers (pages, wrappers) so the shape stays valid."""
     if isinstance(value, dict):
-        if len(value) >= 2 and all(isinstance(v, dict) for v in value.values()) \
-                and not any(_holds_records(v) for v in value.values()):
+        shapes = {frozenset(v) if isinstance(v, dict) else None for v in value.values()}
+        if len(value) >= 2 and len(shapes) == 1 and None not in shapes:
             return {}  # a map of records by name (Lambda's {"data": {"gpu_1x_a10": {...}}})
         return {k: empty_json(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -1,8 +1,9 @@
 """Run inside a subprocess by test_prefect_server.py, with PREFECT_API_URL set to a test server.
 
-`register`: apply the deployments of flows.serve (offline, temp warehouse) to the server.
-`execute`: serve them with a Runner for one polling pass, i.e. run every flow run that is due
-(the test triggers those through the API in between) and exit when they have finished.
+What `gpuprices serve` does, in finite form: register the deployments of flows.serve (offline,
+temp warehouse) with the server, then for each deployment trigger one run through the API and
+let a Runner make one polling pass, which executes that run and returns when it has finished.
+Prints {"<flow>/<deployment>": "<flow run id>"} as JSON.
 """
 
 from __future__ import annotations
@@ -11,24 +12,30 @@ import asyncio
 import json
 import sys
 
+from prefect.deployments import run_deployment
 from prefect.runner import Runner
 
 from flows.serve import build_deployments
 
 
-def main(action: str, warehouse: str) -> None:
+def runner_pass(warehouse: str) -> None:
     # Built outside any event loop: Prefect's sync/async dual APIs pick the sync path then.
-    deployments = build_deployments(warehouse=warehouse, offline=True)
-    if action == "register":
-        ids = [str(d.apply()) for d in deployments]
-        print(json.dumps({"deployments": [d.name for d in deployments], "ids": ids}))
-        return
-    # What prefect.serve does, but one polling pass instead of forever.
     runner = Runner(name="gpuprices-test-runner", limit=1, query_seconds=1)
-    for deployment in deployments:
-        runner.add_deployment(deployment)
+    for deployment in build_deployments(warehouse=warehouse, offline=True):
+        runner.add_deployment(deployment)  # (re)registers it with the server
     asyncio.run(runner.start(run_once=True))
 
 
+def main(warehouse: str) -> None:
+    runs: dict[str, str] = {}
+    for deployment in build_deployments(warehouse=warehouse, offline=True):
+        deployment.apply()
+        name = f"{deployment.flow_name}/{deployment.name}"
+        # One at a time, as the schedules space them: the report reads the refreshed data.
+        runs[name] = str(run_deployment(name, timeout=0).id)
+        runner_pass(warehouse)
+    print(json.dumps(runs))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1])

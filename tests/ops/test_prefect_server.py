@@ -13,6 +13,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from flows.serve import (
     REPORT_DEPLOYMENT,
     weekly_report_flow,
 )
+from tests.ops.receiver import http_receiver
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -39,7 +42,8 @@ def free_port() -> int:
 
 
 def prefect_env(home: Path, api_url: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PREFECT_", "GPUPRICES_"))}
     env.update({
         "PREFECT_HOME": str(home),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -87,7 +91,9 @@ def run_driver(action: str, warehouse: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-async def api_checks_and_trigger(api_url: str, names: list[str]) -> dict[str, Any]:
+async def api_checks_and_trigger(api_url: str, names: list[str],
+                                 parameters: dict[str, dict[str, Any]] | None = None
+                                 ) -> dict[str, Any]:
     """Read the deployments back through Prefect's client and start one run of each."""
     from prefect.client.orchestration import PrefectClient
 
@@ -95,7 +101,8 @@ async def api_checks_and_trigger(api_url: str, names: list[str]) -> dict[str, An
     async with PrefectClient(api_url) as client:
         for full_name in names:
             deployment = await client.read_deployment_by_name(full_name)
-            run = await client.create_flow_run_from_deployment(deployment.id)
+            run = await client.create_flow_run_from_deployment(
+                deployment.id, parameters=(parameters or {}).get(full_name))
             found[full_name] = {"deployment": deployment, "run_id": run.id}
     return found
 
@@ -114,14 +121,26 @@ async def final_states(api_url: str, run_ids: list[Any], timeout_s: float) -> di
             await asyncio.sleep(1)
 
 
-def test_deployments_on_a_real_server(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class PrefectServer:
+    api_url: str
+    home: Path
+    ready_s: float
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {**prefect_env(self.home, self.api_url), **extra}
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """`prefect server start` on a free 127.0.0.1 port with its own PREFECT_HOME."""
     started = time.monotonic()
+    root = tmp_path_factory.mktemp("prefect-server")
+    home = root / "home"
+    home.mkdir()
     port = free_port()
     api_url = f"http://127.0.0.1:{port}/api"
-    home = tmp_path / "prefect-home"
-    home.mkdir()
-    warehouse = tmp_path / "wh" / "gpu_prices.duckdb"
-    log = (tmp_path / "server.log").open("wb")
+    log = (root / "server.log").open("wb")
     server = subprocess.Popen(
         [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
          "--port", str(port), "--no-ui", "--analytics-off"],
@@ -129,46 +148,111 @@ def test_deployments_on_a_real_server(tmp_path: Path) -> None:
     )
     try:
         wait_healthy(api_url, server, timeout_s=120)
-        ready_s = time.monotonic() - started
-        client_env = prefect_env(home, api_url)
-
-        run_driver("register", warehouse, client_env)
-        names = ["refresh/" + REFRESH_DEPLOYMENT]
-        report = weekly_report_flow()
-        if report is not None:
-            names.append(f"{report.name}/{REPORT_DEPLOYMENT}")
-        found = asyncio.run(api_checks_and_trigger(api_url, names))
-
-        # The schedules are Prefect's own cron schedules, in UTC.
-        refresh_dep = found[names[0]]["deployment"]
-        crons = [(s.schedule.cron, s.schedule.timezone) for s in refresh_dep.schedules]
-        assert crons == [(DEFAULT_REFRESH_CRON, "UTC")]
-        assert refresh_dep.parameters == {"warehouse": str(warehouse), "offline": True}
-        if report is not None:
-            report_dep = found[names[1]]["deployment"]
-            assert [(s.schedule.cron, s.schedule.timezone) for s in report_dep.schedules] == [
-                (DEFAULT_REPORT_CRON, "UTC")]
-
-        # A Runner (what `gpuprices serve` runs) picks the triggered runs up and executes them.
-        run_driver("execute", warehouse, client_env)
-        run_ids = [found[n]["run_id"] for n in names]
-        states = asyncio.run(final_states(api_url, run_ids, timeout_s=60))
-        for name in names:
-            state = states[found[name]["run_id"]]
-            assert state is not None and state.is_completed(), f"{name}: {state}"
-
-        con = duckdb.connect(str(warehouse), read_only=True)
-        try:
-            runs = con.execute("SELECT flow, status, offline FROM refresh_run").fetchall()
-            rows = con.execute("SELECT count(*) FROM latest_price").fetchone()
-        finally:
-            con.close()
-        assert ("refresh", "completed", True) in runs
-        assert rows is not None and rows[0] > 0
-        elapsed = time.monotonic() - started
-        print(f"\nprefect server ready in {ready_s:.1f} s; whole test {elapsed:.1f} s; "
-              f"{rows[0]} latest prices; runs {[str(states[r].name) for r in run_ids]}")
+        yield PrefectServer(api_url, home, time.monotonic() - started)
     finally:
         stop(server)
         log.close()
+        print(f"\nprefect server up for {time.monotonic() - started:.1f} s, stopped "
+              f"(exit code {server.returncode})")
     assert server.returncode is not None
+
+
+def check_schedules(found: dict[str, Any], names: list[str]) -> None:
+    """Both deployments carry Prefect cron schedules in UTC (checked through the API client)."""
+    expected = [DEFAULT_REFRESH_CRON, DEFAULT_REPORT_CRON]
+    for name, cron in zip(names, expected, strict=True):
+        schedules = found[name]["deployment"].schedules
+        assert [(s.schedule.cron, s.schedule.timezone, s.active) for s in schedules] == [
+            (cron, "UTC", True)], name
+
+
+def assert_completed(api_url: str, found: dict[str, Any], names: list[str]) -> list[str]:
+    run_ids = [found[n]["run_id"] for n in names]
+    states = asyncio.run(final_states(api_url, run_ids, timeout_s=60))
+    for name in names:
+        state = states[found[name]["run_id"]]
+        assert state is not None and state.is_completed(), f"{name}: {state}"
+    return [str(states[r].name) for r in run_ids]
+
+
+def warehouse_facts(warehouse: Path) -> tuple[list[tuple[Any, ...]], int]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        runs = con.execute("SELECT flow, status, offline FROM refresh_run").fetchall()
+        row = con.execute("SELECT count(*) FROM latest_price").fetchone()
+    finally:
+        con.close()
+    return runs, int(row[0]) if row else 0
+
+
+def test_serve_deployments_run_on_a_real_server(prefect_server: PrefectServer,
+                                                tmp_path: Path) -> None:
+    """The `gpuprices serve` path: RunnerDeployments, run by a Runner (as prefect.serve does).
+
+    The refresh's alert hook runs too: its webhook lands on a receiver in this test.
+    """
+    started = time.monotonic()
+    api_url = prefect_server.api_url
+    warehouse = tmp_path / "wh" / "gpu_prices.duckdb"
+    rules = tmp_path / "alerts.toml"
+    rules.write_text('[[rule]]\nname = "any-h100"\nkind = "cheapest_below"\ngpu = "H100"\n'
+                     "below_usd_per_gpu_hour = 100.0\n", encoding="utf-8")
+    report_dir = tmp_path / "reports"
+    with http_receiver() as (host, received):
+        env = prefect_server.env(GPUPRICES_ALERTS=str(rules), GPUPRICES_REPORTS=str(report_dir),
+                                 GPUPRICES_ALERT_URLS=f"json://{host}/hook")
+        run_driver("register", warehouse, env)
+        names = ["refresh/" + REFRESH_DEPLOYMENT]
+        report = weekly_report_flow()
+        assert report is not None, "flows/weekly_report.py should provide weekly_report"
+        names.append(f"{report.name}/{REPORT_DEPLOYMENT}")
+        found: dict[str, Any] = {}
+        # One at a time, as the schedules space them: trigger a run through the API, then one
+        # Runner pass (what `gpuprices serve` runs forever) picks it up and executes it.
+        for name in names:
+            found |= asyncio.run(api_checks_and_trigger(api_url, [name]))
+            run_driver("execute", warehouse, env)
+        check_schedules(found, names)
+        assert found[names[0]]["deployment"].parameters == {"warehouse": str(warehouse),
+                                                             "offline": True}
+        states = assert_completed(api_url, found, names)
+    runs, latest = warehouse_facts(warehouse)
+    assert ("refresh", "completed", True) in runs
+    assert latest > 0
+    assert list(report_dir.glob("*.md")), "the weekly report wrote no markdown file"
+    assert [r["path"] for r in received] == ["/hook"]  # one alert event, sent once
+    assert received[0]["json"]["title"] == "H100 below $100.00/GPU-h"
+    print(f"\nserve path: server ready in {prefect_server.ready_s:.1f} s, test "
+          f"{time.monotonic() - started:.1f} s; {latest} latest prices; runs {states}; "
+          f"alert: {received[0]['json']['message']}")
+
+
+def prefect_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
+    done = subprocess.run([sys.executable, "-m", "prefect", "--no-prompt", *args], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_prefect_yaml_deploys_to_a_process_work_pool(prefect_server: PrefectServer,
+                                                     tmp_path: Path) -> None:
+    """The `prefect deploy --all` path: prefect.yaml, a process pool, one worker pass."""
+    started = time.monotonic()
+    warehouse = tmp_path / "wh" / "gpu_prices.duckdb"
+    env = prefect_server.env(GPUPRICES_WAREHOUSE=str(warehouse),
+                             GPUPRICES_REPORTS=str(tmp_path / "reports"))
+    prefect_cli(["work-pool", "create", "gpuprices", "--type", "process"], env)
+    prefect_cli(["deploy", "--all"], env)
+    names = ["refresh/refresh-nightly", "weekly-report/weekly-report"]
+    found: dict[str, Any] = {}
+    for name in names:  # trigger one run; a worker polls once, runs it, exits when it is done
+        found |= asyncio.run(api_checks_and_trigger(
+            prefect_server.api_url, [name], parameters={names[0]: {"offline": True}}))
+        prefect_cli(["worker", "start", "--pool", "gpuprices", "--run-once"], env, timeout=240)
+    check_schedules(found, names)
+    assert {found[n]["deployment"].work_pool_name for n in names} == {"gpuprices"}
+    assert found[names[0]]["deployment"].entrypoint == "flows/refresh.py:refresh"
+    states = assert_completed(prefect_server.api_url, found, names)
+    runs, latest = warehouse_facts(warehouse)
+    assert ("refresh", "completed", True) in runs and latest > 0
+    print(f"\nwork-pool path: {time.monotonic() - started:.1f} s; runs {states}")

@@ -172,6 +172,7 @@ def build_market(build: Builder, at: datetime = NOW) -> None:
     build.plans([
         ("colab", "Colab Free", 0.0, None, "T4", None, None, 12.0),
         ("colab", "Colab Pro", 9.99, 100.0, "T4", 1.96, None, 24.0),
+        ("colab", "Colab Pro", 9.99, 100.0, "L4", 4.8, None, 24.0),
         ("kaggle", "Kaggle Free", 0.0, None, "P100", None, 30.0, 9.0),
         ("huggingface", "HF PRO", 9.0, None, None, None, None, None),
     ])

@@ -126,8 +126,9 @@ def test_scenario_with_free_tiers_and_plans(market: duckdb.DuckDBPyConnection,
     assert rows(result.head(3), "platform", "offering", "cost_usd", "note") == [
         ("colab", "Colab Free", 0.0, "free tier"), ("kaggle", "Kaggle Free", 0.0, "free tier"),
         ("vastai", "3090", 0.75, None)]
-    pro = result.filter(pl.col("offering") == "Colab Pro")
-    assert rows(pro, "cost_usd", "price_status") == [(9.99, "static")]
+    pro = result.filter(pl.col("offering") == "Colab Pro")  # one row: its cheapest GPU
+    assert rows(pro, "gpu_model", "cost_usd", "price_status", "note") == [
+        ("T4", 9.99, "static", "plan: $9.99/month")]
     assert pro["usd_per_gpu_hour"][0] == pytest.approx(9.99 / (100 / 1.96))
 
 
@@ -173,8 +174,21 @@ def test_plans_effective_price_and_missing_table(market: duckdb.DuckDBPyConnecti
     assert plans is not None
     effective = effective_plans(plans)
     assert rows(effective, "plan", "gpu_hours_per_month") == [
-        ("Colab Free", None), ("Colab Pro", pytest.approx(100 / 1.96)), ("HF PRO", None),
+        ("Colab Free", None), ("Colab Pro", pytest.approx(100 / 1.96)),
+        ("Colab Pro", pytest.approx(100 / 4.8)), ("HF PRO", None),
         ("Kaggle Free", pytest.approx(130.0))]
     market.execute("DROP TABLE plan")
     assert reference_table(market, "plan") is None
     assert "No plans data" in plans_section(None)
+
+
+def test_plans_whose_session_or_quota_is_too_short_are_left_out(
+        market: duckdb.DuckDBPyConnection, prices: pl.DataFrame) -> None:
+    long_job = Scenario(name="t", title="t", hours=20.0, include_plans=True)
+    plans = evaluate(prices, long_job, reference_table(market, "plan")).filter(
+        pl.col("pricing") == "plan")
+    # Colab Free (12 h sessions) and Kaggle Free (9 h) cannot run 20 h; Colab Pro (24 h) can;
+    # HF PRO names no GPU
+    assert rows(plans, "offering") == [("Colab Pro",)]
+    assert [s.name for s in load_scenarios()] == [
+        "7b-10m-tokens", "100h-training", "500h-a100-40gb", "gpt2-small-3h"]

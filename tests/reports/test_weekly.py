@@ -48,8 +48,11 @@ def test_report_sections_and_stale_marks(market: duckdb.DuckDBPyConnection) -> N
     assert "`run-old`" in text
 
 
-def test_empty_warehouse_says_what_is_missing(con: duckdb.DuckDBPyConnection) -> None:
-    text = build_report(con, as_of=NOW).markdown
+def test_empty_warehouse_says_what_is_missing(con: duckdb.DuckDBPyConnection,
+                                              tmp_path: Path) -> None:
+    report = build_report(con, as_of=NOW, chart_dir=tmp_path)
+    assert report.charts == [] and not list(tmp_path.glob("*.png"))
+    text = report.markdown
     assert "No sources are registered" in text
     assert "No on-demand prices in the warehouse." in text
     assert "No offers in this tier." in text

@@ -44,8 +44,10 @@ def test_units_plus_nanos_is_usd_per_gpu_hour() -> None:
 
 
 def test_example_rows_by_description_class() -> None:
-    prices = _by_key(gcp.parse(_raw(EXAMPLE.read_bytes())))
-    assert len(prices) == 20
+    frame = gcp.parse(_raw(EXAMPLE.read_bytes()))
+    gpu_rows = frame.filter(frame["gpu_only"])
+    assert gpu_rows.height == 26 and gpu_rows["offering"].str.starts_with("nvidia-").all()
+    prices = _by_key(gpu_rows)
     assert prices[("nvidia-tesla-t4", "us-east4", "on_demand")] == 0.37
     assert prices[("nvidia-tesla-t4", "us-central1", "spot")] == 0.14
     assert prices[("nvidia-tesla-t4 (1 Year commitment)", "us-west1", "reserved")] == 0.22
@@ -53,19 +55,40 @@ def test_example_rows_by_description_class() -> None:
     assert prices[("nvidia-l4", "us-east4", "on_demand")] == pytest.approx(0.55820646)
     # DWS, capacity reservations, licence fees and non-GPU SKUs are not GPU list prices
     assert 0.5600402 not in prices.values() and 0.035 not in prices.values()
-    assert not any(key[0].startswith("n1") for key in prices)
 
 
-def test_rows_are_gpu_only_and_validate_to_catalog_models() -> None:
+def test_gpu_sku_rows_are_one_gpu_and_all_rows_validate() -> None:
     raw = _raw(EXAMPLE.read_bytes())
     frame = gcp.parse(raw)
-    assert frame["gpu_only"].all() and (frame["gpu_count"] == 1).all()
+    assert (frame.filter(frame["gpu_only"])["gpu_count"] == 1).all()
     batch = validate(to_observations(frame, raw, "run"))
     assert batch.quarantined.height == 0
     models = dict(zip(batch.good["offering"], batch.good["gpu_model"], strict=False))
     assert models["nvidia-h100-80gb"] == "H100 SXM"
     assert models["nvidia-tesla-a100"] == "A100 40GB"
     assert models["nvidia-h200-141gb"] == "H200 SXM"
+
+
+def test_whole_vm_rows_add_cores_ram_and_gpus() -> None:
+    frame = gcp.parse(_raw(EXAMPLE.read_bytes()))
+    machines = frame.filter(~frame["gpu_only"])
+    assert machines.height == 45  # 5 A2 x 3 regions x 2, 4 A3, 8 G2, 3 N1+T4
+    prices = _by_key(machines)
+    # a2-highgpu-1g: 12 vCPU x 0.031611 + 85 GiB x 0.004237 + 1 x 2.933908 (GCP lists $3.67)
+    assert prices[("a2-highgpu-1g", "us-central1", "on_demand")] == pytest.approx(3.673385)
+    assert prices[("a2-highgpu-1g", "us-central1", "spot")] == \
+        pytest.approx(12 * 0.011871 + 85 * 0.001591 + 1.1)
+    assert prices[("a3-highgpu-8g", "us-east4", "on_demand")] == \
+        pytest.approx(208 * 0.02353 + 1872 * 0.00315 + 8 * 9.796551)
+    assert prices[("g2-standard-24", "us-east4", "on_demand")] == \
+        pytest.approx(24 * 0.025599 + 96 * 0.002998 + 2 * 0.55820646)
+    assert prices[("n1-standard-8+1xnvidia-tesla-t4", "us-east1", "on_demand")] == \
+        pytest.approx(8 * 0.031611 + 30 * 0.004237 + 0.35)
+    # no spot G2 cores in the payload, no A100 80GB in the Americas: no such machines
+    assert ("g2-standard-4", "us-east4", "spot") not in prices
+    assert not any(key[0].startswith("a2-ultragpu") for key in prices)
+    a3 = machines.filter(machines["offering"] == "a3-highgpu-8g").row(0, named=True)
+    assert (a3["gpu_count"], a3["vcpus"], a3["ram_gb"]) == (8, 208, 1872)
 
 
 def test_a_single_region_sku_beats_a_multi_region_one() -> None:

@@ -3,15 +3,17 @@
 No raw copy of paperspace.com/pricing exists (PAGES.md §3), so the example page is built from
 documented facts, and its HTML layout (a plain table with header words) is our assumption;
 the parser therefore keys on header words, not CSS classes. Facts encoded in the example:
-- H100 $5.95/h per machine: OpenComputePrices' Paperspace row, snapshot 2026-03-22
-  (../shared/captures/opencomputeprices/ocp_paperspace.csv; checked in conformance);
-- A100 (40 GB) and A100-80G $3.09/h, A6000 $1.89/h, A5000 $1.38/h, A4000 $0.76/h, P6000
-  $1.10/h: the seeds (../shared/seeds);
-- P4000 $0.51/h, RTX4000 $0.56/h, P5000 $0.78/h, RTX5000 $0.82/h: cloudypad docs, "Paperspace
-  pricing as of September 2024" (PAGES.md §3);
+- machine names, GPU counts, vCPUs, RAM and hourly prices of H100 ($5.95), H100x8 ($47.60),
+  A100-80G ($3.18), A100-80Gx8 ($25.44), A4000 ($0.76), A4000x2 ($1.52), V100 ($2.29),
+  V100-32G ($2.30), P4000 ($0.51), GPU+ (M4000, $0.45): SkyPilot's Paperspace catalog rows of
+  2026-03-21 in ../shared/captures/opencomputeprices/ocp_skypilot_subset_2026-03-21.csv
+  (H100 $5.95 also in OpenComputePrices' own Paperspace row of 2026-03-22);
+- A100 (40 GB) $3.09, A6000 $1.89, A5000 $1.38: the seeds (../shared/seeds), older;
+- RTX4000 $0.56, P5000 $0.78, RTX5000 $0.82: cloudypad docs, "Paperspace pricing as of
+  September 2024" (PAGES.md §3); these rows leave vCPU and RAM blank (not documented);
 - hourly machines also pay a monthly storage & access fee from $5/month for 50 GB
   (support.paperspace.com, Virtual Machine Billing Overview) -> monthly_fee_usd, not hourly.
-The vCPU and RAM figures of the example are recalled, not checked, and no test relies on them.
+The CPU-only C5 row is filler (its price is not a fact) that the parser must leave out.
 """
 
 from __future__ import annotations
@@ -40,11 +42,13 @@ def example() -> pl.DataFrame:
 
 def test_example_one_hourly_row_per_gpu_machine() -> None:
     rows = example()
-    assert rows.height == 11  # the CPU-only C5 machine is left out
+    assert rows.height == 16  # the CPU-only C5 machine is left out
     assert set(rows["pricing"]) == {"on_demand"}
     prices = dict(zip(rows["offering"], rows["price_usd_per_hour"], strict=True))
     assert prices["H100"] == 5.95
-    assert prices["A100-80G"] == prices["A100"] == 3.09
+    assert prices["H100x8"] == 47.60
+    assert prices["A100-80G"] == 3.18
+    assert prices["A100"] == 3.09
     assert prices["P4000"] == 0.51
     assert prices["RTX5000"] == 0.82
     assert set(rows["region"]) == {"global"}
@@ -56,9 +60,10 @@ def test_monthly_fee_is_recorded_beside_the_hourly_price_not_added_to_it() -> No
     assert h100["monthly_fee_usd"] == 5.0
 
 
-def test_machine_names_with_digits_are_not_gpu_counts() -> None:
-    rows = example()
-    assert (rows["gpu_count"] == 1).all()  # RTX5000 is one GPU, not 5000
+def test_gpu_counts_from_machine_names_but_not_from_model_numbers() -> None:
+    counts = dict(zip(example()["offering"], example()["gpu_count"], strict=True))
+    assert (counts["H100x8"], counts["A100-80Gx8"], counts["A4000x2"]) == (8, 8, 2)
+    assert counts["RTX5000"] == counts["RTX4000"] == counts["GPU+"] == 1  # not 5000 GPUs
 
 
 def test_multi_gpu_machines_take_the_count_from_name_or_gpu_cell() -> None:
@@ -97,6 +102,8 @@ def test_every_example_row_validates_and_maps_to_a_catalog_gpu() -> None:
     assert models["A100"] == "A100 40GB"
     assert models["A100-80G"] == "A100 80GB"
     assert models["RTX4000"] == "Quadro RTX 4000"
+    assert models["V100-32G"] == "V100 32GB"
+    assert models["GPU+"] == "Quadro M4000"
     assert "unknown" not in models.values()
 
 
@@ -112,4 +119,4 @@ def test_fetch_is_a_plain_get_of_the_pricing_page() -> None:
     assert [(r.method, str(r.url)) for r in sent] == [("GET", "https://www.paperspace.com/pricing")]
     assert "authorization" not in sent[0].headers
     assert capture.url == "https://www.paperspace.com/pricing"
-    assert paperspace.parse(capture).height == 11
+    assert paperspace.parse(capture).height == 16

@@ -1,0 +1,93 @@
+"""Start-up: wall time of CLI commands from a cold process, and whether they import Prefect.
+
+`gpuprices query "select 1"` and `gpuprices sources` must not start (or import) Prefect and
+must answer in <= 1.5 s; `gpuprices refresh --offline` runs the Prefect flow, so its time is
+mostly Prefect's own start-up (shown for reference, with the time to import prefect alone).
+
+    python -m bench.startup [--size small]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench._common import REPO, header, size_arg, verdict
+
+TARGET_S = 1.5
+# What the `gpuprices` console script runs, without depending on where it was installed.
+ENTRY = "import sys; from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; main()"
+
+
+def _cli(args: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", ENTRY, *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    return time.perf_counter() - start, done
+
+
+def imports_prefect(args: list[str], env: dict[str, str]) -> bool:
+    """Run the command with -X importtime and look for prefect among the imported modules."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", ENTRY, *args],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+    return any(line.split("|")[-1].strip().split(".")[0] == "prefect"
+               for line in done.stderr.splitlines() if line.startswith("import time:"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = size_arg(__doc__.splitlines()[0]).parse_args(argv)
+    small = args.size == "small"
+    repeat = 1 if small else 5
+    header("CLI start-up from a cold process")
+    workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-startup-"))
+    env = {**os.environ, "GPUPRICES_WAREHOUSE": str(workdir / "w.duckdb"),
+           "PREFECT_HOME": str(workdir / ".prefect"), "DO_NOT_TRACK": "1",
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
+    try:
+        status = 0
+        # The warehouse must exist for `query`; the offline refresh makes it (and is timed).
+        refresh_args = ["refresh", "--offline", "--source", "vastai"] if small else [
+            "refresh", "--offline"]
+        refresh_s, done = _cli(refresh_args, env)
+        if done.returncode not in (0, 1) or not (workdir / "w.duckdb").exists():
+            print(f"   refresh failed ({done.returncode}): {done.stderr[-500:]}")
+            return 1
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import prefect, prefect.flows"], check=True,
+                       env=env, capture_output=True)
+        prefect_import_s = time.perf_counter() - start
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+        python_s = time.perf_counter() - start
+        print(f"   bare python: {python_s * 1000:.0f} ms; `import prefect`: "
+              f"{prefect_import_s * 1000:.0f} ms")
+        for command in (["query", "select 1"], ["sources"]):
+            times = []
+            for _ in range(repeat):
+                seconds, done = _cli(command, env)
+                if done.returncode != 0:
+                    print(f"   {command}: exit {done.returncode}: {done.stderr[-300:]}")
+                    status = 1
+                times.append(seconds)
+            seconds = statistics.median(times)
+            prefect = imports_prefect(command, env)
+            ok = seconds <= TARGET_S and not prefect
+            print(f"   {verdict(ok)} gpuprices {' '.join(command)!r:<24} {seconds * 1000:6.0f} ms "
+                  f"(median of {repeat}; imports prefect: {'YES' if prefect else 'no'}; "
+                  f"target <= {TARGET_S} s)")
+        print(f"   ---- gpuprices {' '.join(refresh_args)!r:<24} {refresh_s * 1000:6.0f} ms "
+              "(cold: starts Prefect's temporary local server; no target)")
+        return status
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

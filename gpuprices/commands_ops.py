@@ -1,0 +1,194 @@
+"""Commands that operate the tracker: serve, backfill, reparse, export, alerts.
+
+Registered on the main app by gpuprices.cli. Heavy imports (Prefect, polars, duckdb) happen
+inside the commands, so importing this module stays light.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect
+from gpuprices.output import Format, print_frame
+from gpuprices.settings import load_settings
+
+
+class ExportFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+def serve(
+    refresh_cron: Annotated[str, typer.Option(help="cron (UTC) of the nightly refresh")]
+    = "0 2 * * *",
+    report_cron: Annotated[str, typer.Option(help="cron (UTC) of the weekly report")]
+    = "0 6 * * 1",
+    offline: Annotated[bool, typer.Option(help="scheduled refreshes replay the bundled "
+                                          "examples (demo)")] = False,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Serve `refresh` nightly and `weekly_report` weekly on Prefect's own schedules.
+
+    Needs a Prefect API: `prefect server start` and PREFECT_API_URL, or Prefect Cloud.
+    Runs until interrupted; runs show in the Prefect UI under Deployments and Flow Runs.
+    """
+    settings = load_settings(warehouse=warehouse)
+    prepare_prefect(settings.warehouse)
+    from flows.serve import serve as serve_flows
+
+    serve_flows(refresh_cron, report_cron, str(settings.warehouse.resolve()), offline=offline)
+
+
+def backfill(
+    source: Annotated[str, typer.Argument(help="history format; only 'skypilot' for now")],
+    directory: Annotated[Path, typer.Argument(exists=True, file_okay=False,
+                                              help="<cloud>/<YYYY-MM-DD>_vms.csv + MANIFEST.csv")],
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Import dated catalog snapshots as history (idempotent: a re-import adds nothing)."""
+    import polars as pl
+
+    from warehouse.backfill import backfill_skypilot
+    from warehouse.connection import WarehouseError, open_warehouse
+
+    if source != "skypilot":
+        raise fail(f"no backfill for {source!r}; supported: skypilot", 2)
+    settings = load_settings(warehouse=warehouse)
+    try:
+        with open_warehouse(settings.warehouse) as con:
+            results = backfill_skypilot(con, directory, archive_root=settings.archive_root)
+    except (WarehouseError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    frame = pl.DataFrame([
+        {"snapshot": r.day, "clouds": ", ".join(r.clouds), "status": r.status,
+         "rows_stored": r.rows_stored, "rows_quarantined": r.rows_quarantined,
+         "capture": r.capture_id[:12], "error": r.error} for r in results])
+    print_frame(frame, fmt, title=f"backfill {source} from {directory}")
+    if any(r.status in ("failed", "rejected") for r in results):
+        raise fail("some snapshots did not land (see error column)")
+
+
+def reparse(
+    source: Annotated[str | None, typer.Option("--source", "-s", help="only this source")]
+    = None,
+    since: Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"],
+                                                   help="only captures observed on/after")]
+    = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Re-parse archived raw captures with the current parsers, replacing their rows."""
+    import polars as pl
+
+    from warehouse.connection import WarehouseError, open_warehouse
+    from warehouse.reparse import reparse as reparse_captures
+
+    settings = load_settings(warehouse=warehouse)
+    since_day: date | None = since.date() if since else None
+    try:
+        with open_warehouse(settings.warehouse) as con:
+            results = reparse_captures(con, archive_root=settings.archive_root, source=source,
+                                       since=since_day)
+    except KeyError as exc:
+        raise fail(str(exc.args[0]), 2) from None
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    if not results:
+        typer.echo("no stored captures match")
+        return
+    frame = pl.DataFrame([
+        {"source": r.source, "capture": r.capture_id[:12], "observed_at": r.observed_at,
+         "status": r.status, "rows_before": r.rows_before, "rows_after": r.rows_after,
+         "quarantined": r.rows_quarantined, "note": r.note} for r in results])
+    print_frame(frame, fmt, title="reparse")
+    if any(r.status != "reparsed" for r in results):
+        raise fail("some captures were kept as they were (see note column)")
+
+
+def export(
+    directory: Annotated[Path, typer.Argument(file_okay=False, help="output folder")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="parquet or csv")]
+    = ExportFormat.parquet,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Export observations (hive-partitioned by provider and month) and latest prices."""
+    from warehouse.connection import WarehouseError, connect_read_only
+    from warehouse.export import export as export_files
+
+    settings = load_settings(warehouse=warehouse)
+    try:
+        con = connect_read_only(settings.warehouse)
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    try:
+        result = export_files(con, directory, fmt.value)
+    finally:
+        con.close()
+    typer.echo(f"{result.observations} observations in {result.partitions} partitions "
+               f"-> {directory / 'observations'}")
+    for name, rows in result.files.items():
+        typer.echo(f"  {name}: {rows} rows")
+
+
+alerts_app = typer.Typer(help="Price alert rules ($GPUPRICES_ALERTS or ./alerts.toml).",
+                         no_args_is_help=True)
+
+
+@alerts_app.command("check")
+def alerts_check(
+    rules: Annotated[Path | None, typer.Option(help="rules file (default: $GPUPRICES_ALERTS "
+                                               "or ./alerts.toml)")] = None,
+    dry_run: Annotated[bool, typer.Option(help="show new events without sending or "
+                                          "recording them")] = False,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Check the rules now; send and record the events not sent before."""
+    from reports.alerts import AlertConfigError, check_alerts, load_config, rules_path
+    from warehouse.connection import WarehouseError, open_warehouse
+
+    path = rules or rules_path()
+    if path is None or not path.exists():
+        raise fail("no alert rules: pass --rules FILE or set GPUPRICES_ALERTS", 2)
+    settings = load_settings(warehouse=warehouse)
+    try:
+        config = load_config(path)
+        with open_warehouse(settings.warehouse) as con:
+            events = check_alerts(con, config, send=not dry_run)
+    except AlertConfigError as exc:
+        raise fail(str(exc), 2) from None
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    if dry_run:
+        for event in events:
+            typer.echo(f"would send [{event.rule}] {event.message}")
+    typer.echo(f"{len(events)} new alert event(s) from {len(config.rules)} rule(s)")
+
+
+@alerts_app.command("list")
+def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
+    """Alert events already sent (newest first)."""
+    from warehouse.connection import WarehouseError, connect_read_only
+
+    settings = load_settings(warehouse=warehouse)
+    try:
+        con = connect_read_only(settings.warehouse)
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    try:
+        frame = con.execute("SELECT fired_at, rule, kind, message, delivered FROM alert_event "
+                            "ORDER BY fired_at DESC").pl()
+    finally:
+        con.close()
+    print_frame(frame, fmt, title="alert events")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (serve, backfill, reparse, export):
+        app.command()(command)
+    app.add_typer(alerts_app, name="alerts")

@@ -1,0 +1,233 @@
+"""The summary tables (migration 004) give the same answers as the plain queries over observation.
+
+Each scenario lands captures through the real append path (append_batch,
+replace_capture_observations) and then compares every summary-backed view with the query it
+replaced, run over the raw observation table, and each summary table with a rebuild from scratch.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from schemas.observation import OBSERVATION_SCHEMA
+from warehouse.append import (
+    ScrapeRecord,
+    SourceInfo,
+    append_batch,
+    register_sources,
+    replace_capture_observations,
+)
+from warehouse.connection import connect
+from warehouse.summaries import SUMMARY_TABLES, rebuild
+
+# The views as first written: straight over observation (UTC days).
+PLAIN_DAILY_PRICE = """
+    SELECT CAST(timezone('UTC', observed_at) AS DATE) AS day, source, provider, offering, region,
+           pricing, gpu_model, gpu_count,
+           arg_max(price_usd_per_hour, observed_at) AS price_usd_per_hour,
+           arg_max(price_usd_per_gpu_hour, observed_at) AS price_usd_per_gpu_hour,
+           bool_or(gpu_only) AS gpu_only
+    FROM observation GROUP BY ALL"""
+PLAIN = {
+    "daily_price": PLAIN_DAILY_PRICE,
+    "price_change": f"""
+        WITH ordered AS (
+            SELECT *, lag(price_usd_per_hour) OVER w AS old_price_usd_per_hour,
+                      lag(day) OVER w AS old_day
+            FROM ({PLAIN_DAILY_PRICE})
+            WINDOW w AS (PARTITION BY source, provider, offering, region, pricing ORDER BY day)
+        )
+        SELECT day AS changed_on, old_day AS previous_day, source, provider, offering, region,
+               pricing, gpu_model, gpu_count, old_price_usd_per_hour,
+               price_usd_per_hour AS new_price_usd_per_hour,
+               round(100 * (price_usd_per_hour - old_price_usd_per_hour)
+                     / old_price_usd_per_hour, 2) AS pct_change
+        FROM ordered
+        WHERE old_price_usd_per_hour IS NOT NULL
+          AND price_usd_per_hour <> old_price_usd_per_hour""",
+    "daily_cheapest": f"""
+        SELECT day, gpu_model, pricing, min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
+               arg_min(provider, price_usd_per_gpu_hour) AS provider,
+               arg_min(offering, price_usd_per_gpu_hour) AS offering, count(*) AS offers
+        FROM ({PLAIN_DAILY_PRICE}) WHERE NOT gpu_only AND gpu_model <> 'unknown'
+        GROUP BY ALL""",
+    "latest_price_all_sources": """
+        SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at,
+               (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+        FROM observation o
+        JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
+                             AND o.observed_at = c.observed_at
+        JOIN source src ON src.source = o.source""",
+    "latest_price": """
+        WITH current AS (
+            SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at
+            FROM observation o
+            JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
+                                 AND o.observed_at = c.observed_at
+            JOIN source src ON src.source = o.source
+        ), direct_providers AS (SELECT DISTINCT provider FROM current WHERE NOT aggregator)
+        SELECT c.*, (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+        FROM current c
+        WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers)""",
+}
+START = datetime(2025, 3, 1, 2, 0, tzinfo=UTC)
+TIE_BREAK = {("alpha", "alpha"): 0.001, ("beta", "beta"): 0.002, ("sky", "alpha"): 0.003,
+             ("sky", "gamma"): 0.004}
+OFFERINGS = [("h100-8x", "H100 SXM", 8.0), ("a100", "A100 80GB", 1.0), ("4090", "RTX 4090", 1.0),
+             ("l4", "L4", 1.0), ("t4-2x", "T4", 2.0)]
+
+
+def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort(frame.columns, nulls_last=True)
+
+
+def assert_views_match_plain(con: duckdb.DuckDBPyConnection) -> None:
+    for view, plain in PLAIN.items():
+        ours = con.execute(f"SELECT * FROM {view}").pl()
+        expected = con.execute(plain).pl().select(ours.columns)
+        assert _sorted(ours).equals(_sorted(expected)), view
+    maintained = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
+    con.execute("BEGIN TRANSACTION")
+    rebuild(con)
+    for table, frame in maintained.items():
+        assert frame.equals(_sorted(con.execute(f"SELECT * FROM {table}").pl())), table
+    con.execute("ROLLBACK")
+
+
+def batch(source: str, provider: str, at: datetime, capture: str, rng: random.Random,
+          *, offerings: list[tuple[str, str, float]] = OFFERINGS) -> pl.DataFrame:
+    rows = []
+    for name, model, count in offerings:
+        for pricing in ("on_demand", "spot"):
+            # a per-source/provider offset keeps the cheapest unique (arg_min has no tie rule)
+            per_gpu = round(rng.choice((1.0, 1.0, 1.0, 1.2, 0.8)) * (2.0 if "H100" in model
+                                                                     else 0.5)
+                            + TIE_BREAK[source, provider], 4)
+            rows.append({
+                "observed_at": at, "run_id": f"run-{at:%Y%m%d%H}", "capture_id": capture,
+                "source": source, "source_url": f"https://example.test/{source}",
+                "provider": provider, "offering": f"{provider}-{name}", "gpu_name": model,
+                "gpu_count": count, "gpu_memory_gb": 80.0, "vcpus": 8.0, "ram_gb": 64.0,
+                "region": "us-east-1", "pricing": pricing,
+                "price_usd_per_hour": per_gpu * count, "billing_increment_s": 1,
+                "available": True, "gpu_only": name == "l4", "monthly_fee_usd": None,
+                "gpu_model": model, "price_usd_per_gpu_hour": per_gpu,
+            })
+    return pl.DataFrame(rows, schema=OBSERVATION_SCHEMA)
+
+
+def land(con: duckdb.DuckDBPyConnection, source: str, good: pl.DataFrame | None,
+         at: datetime, capture: str, status: str = "success") -> None:
+    record = ScrapeRecord(run_id=f"run-{at:%Y%m%d%H%M}", source=source, started_at=at,
+                          status=status, observed_at=at, capture_id=capture,
+                          rows_parsed=0 if good is None else good.height,
+                          rows_stored=0 if good is None else good.height, finished_at=at)
+    append_batch(con, record, good=good)
+
+
+@pytest.fixture
+def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    connection = connect(tmp_path / "w.duckdb")
+    register_sources(connection, [
+        SourceInfo("alpha", "alpha", "api", "https://example.test/alpha", False),
+        SourceInfo("beta", "beta", "api", "https://example.test/beta", False),
+        SourceInfo("sky", "*", "catalog", "https://example.test/sky", True),
+    ])
+    yield connection
+    connection.close()
+
+
+def test_nightly_appends_in_order_match_plain_queries(con: duckdb.DuckDBPyConnection) -> None:
+    rng = random.Random(1)
+    for night in range(12):
+        at = START + timedelta(days=night)
+        land(con, "alpha", batch("alpha", "alpha", at, f"a{night:062d}", rng), at,
+             f"a{night:062d}")
+        if night % 3:  # beta misses some nights: changes span the gap
+            land(con, "beta", batch("beta", "beta", at, f"b{night:062d}", rng), at,
+                 f"b{night:062d}")
+        sky = batch("sky", "alpha", at, f"s{night:062d}", rng)  # aggregator, hidden by alpha
+        land(con, "sky", pl.concat([sky, batch("sky", "gamma", at, f"s{night:062d}", rng)]),
+             at, f"s{night:062d}")
+    assert con.execute("SELECT count(*) FROM price_change").fetchone()[0] > 20
+    latest = con.execute("SELECT DISTINCT provider FROM latest_price ORDER BY 1").fetchall()
+    assert latest == [("alpha",), ("beta",), ("gamma",)]
+    assert_views_match_plain(con)
+
+
+def test_out_of_order_reconfirmed_same_day_and_reparse(con: duckdb.DuckDBPyConnection) -> None:
+    rng = random.Random(2)
+    captures = {}
+    for night in (0, 1, 2, 5, 6):
+        at = START + timedelta(days=night)
+        captures[night] = (at, f"{night:064d}")
+        land(con, "alpha", batch("alpha", "alpha", at, captures[night][1], rng), at,
+             captures[night][1])
+    assert_views_match_plain(con)
+    # a backfill lands behind newer data
+    at = START + timedelta(days=3)
+    land(con, "alpha", batch("alpha", "alpha", at, "3" * 64, rng), at, "3" * 64)
+    assert_views_match_plain(con)
+    # a second capture the same day, later, with other prices
+    at = START + timedelta(days=6, hours=12)
+    land(con, "alpha", batch("alpha", "alpha", at, "7" * 64, rng), at, "7" * 64)
+    assert_views_match_plain(con)
+    # an older payload is served again: the run re-confirms that capture (no new rows)
+    at = START + timedelta(days=7)
+    land(con, "alpha", None, at, captures[1][1], status="unchanged")
+    assert con.execute("SELECT DISTINCT capture_id FROM latest_price").fetchall() == [
+        (captures[1][1],)]
+    assert_views_match_plain(con)
+    # a failed run changes nothing
+    land(con, "alpha", None, START + timedelta(days=8), "f" * 64, status="failed")
+    assert_views_match_plain(con)
+    # re-parse of the current capture, with one offering fewer and new prices
+    old_at, capture = captures[1]
+    fewer = batch("alpha", "alpha", old_at, capture, rng, offerings=OFFERINGS[1:])
+    record = ScrapeRecord(run_id="reparse", source="alpha", started_at=old_at,
+                          status="success", observed_at=old_at, capture_id=capture,
+                          rows_parsed=fewer.height, rows_stored=fewer.height)
+    replaced = replace_capture_observations(con, record, capture, fewer, fewer.clear())
+    assert replaced == len(OFFERINGS) * 2
+    assert con.execute("SELECT count(*) FROM latest_price").fetchone()[0] == fewer.height
+    assert_views_match_plain(con)
+
+
+def test_failed_append_leaves_summaries_untouched(con: duckdb.DuckDBPyConnection) -> None:
+    rng = random.Random(3)
+    land(con, "alpha", batch("alpha", "alpha", START, "1" * 64, rng), START, "1" * 64)
+    before = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
+    bad = batch("alpha", "alpha", START + timedelta(days=1), "2" * 64, rng).with_columns(
+        pl.lit(None, pl.String).alias("offering"))  # NOT NULL in observation: the insert fails
+    with pytest.raises(duckdb.Error):
+        land(con, "alpha", bad, START + timedelta(days=1), "2" * 64)
+    for table, frame in before.items():
+        assert frame.equals(_sorted(con.execute(f"SELECT * FROM {table}").pl())), table
+    assert_views_match_plain(con)
+
+
+def test_migration_fills_summaries_of_an_existing_warehouse(tmp_path: Path) -> None:
+    """A warehouse at schema 3 with history gets its summary tables filled on upgrade."""
+    con = connect(tmp_path / "w.duckdb")
+    rng = random.Random(4)
+    register_sources(con, [SourceInfo("alpha", "alpha", "api", "https://x.test", False)])
+    for night in range(4):
+        at = START + timedelta(days=night)
+        land(con, "alpha", batch("alpha", "alpha", at, f"{night:064d}", rng), at,
+             f"{night:064d}")
+    expected = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
+    con.execute("DROP TABLE latest_observation; DROP TABLE daily_price_summary; "
+                "DROP TABLE daily_cheapest_summary; DROP TABLE price_change_event; "
+                "DROP TABLE price_state; DELETE FROM schema_version WHERE version = 4")
+    con.close()
+    con = connect(tmp_path / "w.duckdb")  # applies 004 again, filling from observation
+    for table, frame in expected.items():
+        assert frame.equals(_sorted(con.execute(f"SELECT * FROM {table}").pl())), table
+    assert_views_match_plain(con)
+    con.close()

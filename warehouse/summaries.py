@@ -1,0 +1,194 @@
+"""Keep the summary tables of migration 004 equal to what the plain queries would say.
+
+Each append calls `after_append` inside its own transaction, so the summaries and the rows
+they summarise commit together. The common case, a new night newer than anything stored for
+the source, touches only that night's rows (a few ms at any history size); a capture that lands
+out of order (a backfill behind newer data, a re-parse) recomputes that source's price changes.
+`rebuild` recomputes every summary from scratch (after a bulk load, or to check them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+
+import duckdb
+
+FILL_MARKER = "-- fill:"
+MIGRATION = Path(__file__).with_name("migrations") / "004_perf.sql"
+SUMMARY_TABLES = ("latest_observation", "daily_price_summary", "daily_cheapest_summary",
+                  "price_change_event", "price_state")
+# The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone (and fast: no ICU).
+UTC_DAY = "DATE '1970-01-01' + CAST(floor(epoch_us({}) / 86400000000) AS INTEGER)"
+_KEY = "source, provider, offering, region, pricing"
+
+
+def rebuild(con: duckdb.DuckDBPyConnection) -> None:
+    """Recompute every summary table from observation + scrape_run (the caller commits)."""
+    text = MIGRATION.read_text(encoding="utf-8")
+    fill = text[text.index(FILL_MARKER):].split("\n", 1)[1]
+    for table in SUMMARY_TABLES:
+        con.execute(f"DELETE FROM {table}")
+    con.execute(fill)
+
+
+def _refresh_day(con: duckdb.DuckDBPyConnection, source: str, day: date) -> None:
+    """daily_price_summary for (source, day), then daily_cheapest_summary for the day."""
+    start = datetime.combine(day, time(), UTC)
+    con.execute("DELETE FROM daily_price_summary WHERE source = $s AND day = $d",
+                {"s": source, "d": day})
+    # A range on observed_at (not a function of it) lets DuckDB skip all other row groups.
+    con.execute(
+        f"""
+        INSERT INTO daily_price_summary
+        SELECT {UTC_DAY.format("observed_at")} AS day, source, provider, offering, region,
+               pricing, gpu_model, gpu_count, arg_max(price_usd_per_hour, observed_at),
+               arg_max(price_usd_per_gpu_hour, observed_at), bool_or(gpu_only)
+        FROM observation
+        WHERE source = $s AND observed_at >= $start AND observed_at < $end
+        GROUP BY ALL
+        """,
+        {"s": source, "start": start, "end": start + timedelta(days=1)},
+    )
+    con.execute("DELETE FROM daily_cheapest_summary WHERE day = $d", {"d": day})
+    con.execute(
+        """
+        INSERT INTO daily_cheapest_summary
+        SELECT day, gpu_model, pricing, min(price_usd_per_gpu_hour),
+               arg_min(provider, price_usd_per_gpu_hour),
+               arg_min(offering, price_usd_per_gpu_hour), count(*)
+        FROM daily_price_summary
+        WHERE day = $d AND NOT gpu_only AND gpu_model <> 'unknown'
+        GROUP BY ALL
+        """,
+        {"d": day},
+    )
+
+
+def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date) -> None:
+    """A night newer than every stored one: compare its prices with each offering's last."""
+    params = {"s": source, "d": day}
+    con.execute(
+        f"""
+        INSERT INTO price_change_event
+        WITH today AS (
+            SELECT * FROM daily_price_summary WHERE source = $s AND day = $d
+        ), both_days AS (
+            SELECT day, {_KEY}, gpu_model, gpu_count, price_usd_per_hour FROM today
+            UNION ALL
+            SELECT p.last_day, p.source, p.provider, p.offering, p.region, p.pricing,
+                   p.gpu_model, p.gpu_count, p.price_usd_per_hour
+            FROM price_state p SEMI JOIN today t USING ({_KEY})
+            WHERE p.source = $s
+        ), ordered AS (
+            SELECT *, lag(price_usd_per_hour) OVER w AS old_price, lag(day) OVER w AS old_day
+            FROM both_days
+            WINDOW w AS (PARTITION BY {_KEY} ORDER BY day)
+        )
+        SELECT day, old_day, {_KEY}, gpu_model, gpu_count, old_price, price_usd_per_hour,
+               round(100 * (price_usd_per_hour - old_price) / old_price, 2)
+        FROM ordered
+        WHERE day = $d AND old_price IS NOT NULL AND price_usd_per_hour <> old_price
+        """,
+        params,
+    )
+    con.execute(
+        """
+        DELETE FROM price_state p WHERE p.source = $s AND EXISTS (
+            SELECT 1 FROM daily_price_summary t
+            WHERE t.source = $s AND t.day = $d AND t.provider = p.provider
+              AND t.offering = p.offering AND t.region = p.region AND t.pricing = p.pricing)
+        """,
+        params,
+    )
+    con.execute(
+        f"""
+        INSERT INTO price_state
+        SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
+        FROM daily_price_summary WHERE source = $s AND day = $d
+        QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY gpu_model, gpu_count) = 1
+        """,
+        params,
+    )
+
+
+def _recompute_changes(con: duckdb.DuckDBPyConnection, source: str) -> None:
+    """Out-of-order landing: recompute one source's price changes and last prices."""
+    params = {"s": source}
+    con.execute("DELETE FROM price_change_event WHERE source = $s", params)
+    con.execute(
+        f"""
+        INSERT INTO price_change_event
+        WITH ordered AS (
+            SELECT *, lag(price_usd_per_hour) OVER w AS old_price, lag(day) OVER w AS old_day
+            FROM daily_price_summary WHERE source = $s
+            WINDOW w AS (PARTITION BY {_KEY} ORDER BY day)
+        )
+        SELECT day, old_day, {_KEY}, gpu_model, gpu_count, old_price, price_usd_per_hour,
+               round(100 * (price_usd_per_hour - old_price) / old_price, 2)
+        FROM ordered
+        WHERE old_price IS NOT NULL AND price_usd_per_hour <> old_price
+        """,
+        params,
+    )
+    con.execute("DELETE FROM price_state WHERE source = $s", params)
+    con.execute(
+        f"""
+        INSERT INTO price_state
+        SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
+        FROM daily_price_summary WHERE source = $s
+        QUALIFY row_number() OVER (PARTITION BY {_KEY}
+                                   ORDER BY day DESC, gpu_model, gpu_count) = 1
+        """,
+        params,
+    )
+
+
+def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool = False) -> None:
+    """Point latest_observation's rows for `source` at its current capture (latest_capture)."""
+    params = {"s": source}
+    current = con.execute(
+        "SELECT capture_id, observed_at FROM latest_capture WHERE source = $s", params
+    ).fetchone()
+    held = con.execute(
+        "SELECT any_value(capture_id), any_value(observed_at), count(*) FROM latest_observation "
+        "WHERE source = $s", params
+    ).fetchone()
+    current_key = (current[0], current[1]) if current else (None, None)
+    held_key = (held[0], held[1]) if held and held[2] else (None, None)
+    if current_key == held_key and not force:
+        return
+    con.execute("DELETE FROM latest_observation WHERE source = $s", params)
+    if current_key[0] is not None:
+        con.execute(
+            "INSERT INTO latest_observation SELECT * FROM observation "
+            "WHERE source = $s AND capture_id = $c AND observed_at = $t",
+            {"s": source, "c": current_key[0], "t": current_key[1]},
+        )
+
+
+def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[date], *,
+                 capture_id: str | None = None) -> None:
+    """Bring the summaries up to date after `source` wrote (or removed) rows on `days`.
+
+    Call inside the append's transaction, after its observation and scrape_run rows.
+    `capture_id`: the capture whose observations were written (its latest rows are re-read
+    even if it was already the current capture, e.g. after a re-parse).
+    """
+    days = sorted(set(days))
+    if days:
+        row = con.execute("SELECT max(last_day) FROM price_state WHERE source = $s",
+                          {"s": source}).fetchone()
+        last_day = row[0] if row else None
+        in_order = len(days) == 1 and (last_day is None or days[0] > last_day)
+        for day in days:
+            _refresh_day(con, source, day)
+        if in_order:
+            _changes_for_new_day(con, source, days[0])
+        else:
+            _recompute_changes(con, source)
+    current = con.execute("SELECT capture_id FROM latest_capture WHERE source = $s",
+                          {"s": source}).fetchone()
+    refresh_latest(con, source, force=bool(days) and current is not None
+                   and current[0] == capture_id)
