@@ -131,8 +131,51 @@ def inflate_csv_rows(example: bytes, rows: int, seed: int = 7) -> bytes:
     return ("\n".join(head + body * copies) + "\n").encode()
 
 
+def inflate_azure(example: bytes, rows: int, seed: int = 7) -> bytes:
+    """Retail Prices pages: the example's meters again in more (made-up) regions, as one page."""
+    payload = orjson.loads(example)
+    pages = payload if isinstance(payload, list) else [payload]
+    items = [item for page in pages for item in page.get("Items", [])]
+    rng = random.Random(seed)
+    out = []
+    for k in range(max(1, rows // len(items))):
+        for item in items:
+            price = round(item.get("retailPrice", 0.0) * rng.uniform(0.9, 1.1), 6)
+            out.append({**item, "armRegionName": f"{item.get('armRegionName')}{k or ''}",
+                        "meterId": f"{item.get('meterId')}-{k}", "retailPrice": price,
+                        "unitPrice": price})
+    return orjson.dumps({"Items": out, "NextPageLink": None, "Count": len(out)})
+
+
+def inflate_aws(example: bytes, rows: int, seed: int = 7) -> bytes:
+    """Bulk price list CSV: the example's rows again in more (made-up) regions."""
+    import csv
+    import io
+
+    text = example.decode("utf-8-sig")
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('"SKU"'))
+    names = next(csv.reader([lines[at]]))
+    region_at, price_at = names.index("Region Code"), names.index("PricePerUnit")
+    body = [row for row in csv.reader(lines[at + 1:]) if len(row) > region_at
+            and row[0] != "SKU"]
+    rng = random.Random(seed)
+    out = io.StringIO()
+    out.write("\n".join(lines[: at + 1]) + "\n")
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for k in range(max(1, rows // len(body))):
+        for row in body:
+            row = list(row)
+            row[region_at] = f"{row[region_at]}{k or ''}"
+            if row[price_at]:
+                row[price_at] = f"{float(row[price_at]) * rng.uniform(0.9, 1.1):.10f}"
+            writer.writerow(row)
+    return out.getvalue().encode()
+
+
 Inflater = Callable[[bytes, int], bytes]
-INFLATERS: dict[str, Inflater] = {"vastai": inflate_vastai}
+INFLATERS: dict[str, Inflater] = {"vastai": inflate_vastai, "azure": inflate_azure,
+                                  "aws": inflate_aws}
 
 
 def inflater_for(source: str, content_type: str) -> Inflater | None:

@@ -25,7 +25,7 @@ from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
 from gpuprices.settings import Settings, load_settings
-from scrapers.base import FetchError, Source, SourceSkipped
+from scrapers.base import FetchError, ParseError, Source, SourceSkipped
 from scrapers.http import with_retries
 from scrapers.registry import all_sources
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
@@ -90,6 +90,11 @@ def scrape_source(
                 return record_fetch_failure(
                     con.cursor(), source, run_id=run_id, started_at=started,
                     attempts=getattr(error, "attempts", 1), error=str(error))
+        except ParseError as error:  # a paged fetch reads each page; a wrong one ends it here
+            with write_lock:
+                return record_fetch_failure(
+                    con.cursor(), source, run_id=run_id, started_at=started, attempts=1,
+                    error=f"parse error: {error}")
     with write_lock:
         return ingest(con.cursor(), source, raw, run_id=run_id,
                       archive_root=settings.archive_root, started_at=started,

@@ -1,4 +1,4 @@
-"""Commands that operate the tracker: serve, backfill, reparse, export, alerts.
+"""Commands that operate the tracker: serve, backfill, reparse, export, publish, alerts.
 
 Registered on the main app by gpuprices.cli. Heavy imports (Prefect, polars, duckdb) happen
 inside the commands, so importing this module stays light.
@@ -105,7 +105,8 @@ def reparse(
     frame = pl.DataFrame([
         {"source": r.source, "capture": r.capture_id[:12], "observed_at": r.observed_at,
          "status": r.status, "rows_before": r.rows_before, "rows_after": r.rows_after,
-         "quarantined": r.rows_quarantined, "note": r.note} for r in results])
+         "quarantined": r.rows_quarantined,
+         "note": None if r.status == "reparsed" else r.note} for r in results])
     print_frame(frame, fmt, title="reparse")
     if any(r.status != "reparsed" for r in results):
         raise fail("some captures were kept as they were (see note column)")
@@ -134,6 +135,38 @@ def export(
                f"-> {directory / 'observations'}")
     for name, rows in result.files.items():
         typer.echo(f"  {name}: {rows} rows")
+
+
+def publish(
+    lake: Annotated[str | None, typer.Option(help="DuckLake URL, e.g. ducklake:/srv/gpu/"
+                                             "catalog.ducklake (default: $GPUPRICES_LAKE)")]
+    = None,
+    data_path: Annotated[str | None, typer.Option(help="lake data folder (default: "
+                                                  "$GPUPRICES_LAKE_DATA_PATH or "
+                                                  "<catalog>.files/)")] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Copy the warehouse's tables and views into a DuckLake catalog for other readers."""
+    import os
+
+    from warehouse.connection import WarehouseError, connect_read_only
+    from warehouse.lake import lake_settings
+    from warehouse.lake import publish as publish_lake
+
+    configured = lake_settings(os.environ)
+    url = lake or (configured[0] if configured else None)
+    if not url:
+        raise fail("no lake: pass --lake ducklake:<catalog> or set GPUPRICES_LAKE", 2)
+    data = data_path or (configured[1] if configured else None)
+    settings = load_settings(warehouse=warehouse)
+    try:
+        connect_read_only(settings.warehouse).close()  # exists, migrated, not being written
+        result = publish_lake(settings.warehouse, url, data)
+    except (WarehouseError, ValueError, RuntimeError) as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"published to {url}: {result.tables.get('observation', 0)} observations "
+               f"({result.captures_copied} captures copied), {len(result.tables)} tables"
+               + (f"; recreated {', '.join(result.recreated)}" if result.recreated else ""))
 
 
 alerts_app = typer.Typer(help="Price alert rules ($GPUPRICES_ALERTS or ./alerts.toml).",
@@ -189,6 +222,6 @@ def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -
 
 
 def register(app: typer.Typer) -> None:
-    for command in (serve, backfill, reparse, export):
+    for command in (serve, backfill, reparse, export, publish):
         app.command()(command)
     app.add_typer(alerts_app, name="alerts")

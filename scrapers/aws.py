@@ -15,7 +15,8 @@ Size trade-off: a region's file is hundreds of MB and the whole-service file sev
 on-demand rows of GPU families: a *filtered* raw capture, in the same CSV format and still
 re-parseable by `parse`. Reserved-term rows and every non-GPU row are not archived. Regions are
 concatenated, each with its own preamble and header. `parse_offer_csv_lines` is a pure
-generator over lines, so the full, unfiltered file parses in bounded memory too.
+generator over lines that tests each line with one regex and parses only GPU lines, in chunks,
+with polars: the full, unfiltered file parses in bounded memory too.
 """
 
 from __future__ import annotations

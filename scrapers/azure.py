@@ -34,7 +34,7 @@ import httpx
 import orjson
 import polars as pl
 
-from scrapers._json import as_float, load_json
+from scrapers._json import load_json
 from scrapers.base import (
     EXAMPLES_DIR,
     FetchError,
@@ -42,8 +42,9 @@ from scrapers.base import (
     ParseError,
     RawCapture,
     SourceDef,
+    conform,
+    empty_parsed,
     now_utc,
-    rows_frame,
 )
 from scrapers.http import request
 
@@ -59,7 +60,7 @@ GPU_FILTER = (
 )
 MAX_PAGES = 500
 SKU_TABLE_PATH = Path(__file__).with_name("azure_gpu_skus.csv")
-GPU_SERIES = re.compile(r"^Standard_N[CDV]\d", re.IGNORECASE)
+GPU_SERIES = re.compile(r"(?i)^Standard_N[CDV]\d")
 HOURS_PER_YEAR = 8760
 
 
@@ -140,65 +141,90 @@ def _items(payload: Any) -> Iterator[dict[str, Any]]:
             raise ParseError("azure: list entries are neither pages nor price items")
 
 
-def _term_hours(term: Any) -> float | None:
-    match = re.match(r"\s*(\d+)\s*Years?", str(term or ""), re.IGNORECASE)
-    return int(match.group(1)) * HOURS_PER_YEAR if match else None
+ITEM_SCHEMA: dict[str, pl.DataType] = {
+    "armSkuName": pl.String(), "armRegionName": pl.String(), "location": pl.String(),
+    "serviceName": pl.String(), "currencyCode": pl.String(), "type": pl.String(),
+    "productName": pl.String(), "meterName": pl.String(), "skuName": pl.String(),
+    "reservationTerm": pl.String(), "effectiveStartDate": pl.String(),
+    "retailPrice": pl.Float64(), "unitPrice": pl.Float64(), "unitOfMeasure": pl.String(),
+}
+
+
+@cache
+def _sku_frame() -> pl.DataFrame:
+    return pl.DataFrame([
+        {"arm_key": name, "gpu_name": s.gpu_name, "gpu_count": s.gpu_count,
+         "gpu_memory_gb": s.gpu_memory_gb, "vcpus": s.vcpus, "ram_gb": s.ram_gb}
+        for name, s in sku_gpus().items()
+    ])
+
+
+def _pricing_expr() -> pl.Expr:
+    """on_demand / spot / reserved, or null for a meter that is not a Linux list price."""
+    names = pl.col("meterName").fill_null("") + " " + pl.col("skuName").fill_null("")
+    windows = pl.col("productName").fill_null("").str.to_lowercase().str.contains("windows")
+    return (
+        pl.when(windows | names.str.contains("Low Priority")).then(None)
+        .when(pl.col("type") == "Consumption")
+        .then(pl.when(names.str.contains(r"\bSpot\b")).then(pl.lit("spot"))
+              .otherwise(pl.lit("on_demand")))
+        .when(pl.col("type") == "Reservation").then(pl.lit("reserved"))
+        .otherwise(None)  # DevTestConsumption and anything new
+    )
 
 
 def _pricing(item: dict[str, Any]) -> str | None:
-    """on_demand / spot / reserved, or None for a meter that is not a Linux list price."""
-    kind = item.get("type")
-    names = f"{item.get('meterName') or ''} {item.get('skuName') or ''}"
-    if "windows" in str(item.get("productName") or "").lower() or "Low Priority" in names:
-        return None
-    if kind == "Consumption":
-        return "spot" if re.search(r"\bSpot\b", names) else "on_demand"
-    if kind == "Reservation":
-        return "reserved"
-    return None  # DevTestConsumption and anything new
+    """The classification of one item (the same rule as the bulk parser)."""
+    frame = pl.DataFrame([item], schema=ITEM_SCHEMA, strict=False)
+    result: str | None = frame.select(_pricing_expr())[0, 0]
+    return result
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
-    payload = load_json(raw.body, what="azure")
-    table = sku_gpus()
-    best: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
-    for item in _items(payload):
-        arm = str(item.get("armSkuName") or "")
-        if item.get("serviceName", "Virtual Machines") != "Virtual Machines":
-            continue
-        specs = table.get(arm.lower())
-        if specs is None and not GPU_SERIES.match(arm):
-            continue  # not a GPU VM
-        if item.get("currencyCode", "USD") != "USD":
-            continue
-        pricing = _pricing(item)
-        price = as_float(item.get("retailPrice", item.get("unitPrice")))
-        if pricing is None or not price or price <= 0:
-            continue
-        offering = arm
-        if pricing == "reserved":
-            hours = _term_hours(item.get("reservationTerm"))
-            if not hours:
-                continue
-            price = price / hours  # the item quotes the whole term
-            offering = f"{arm} ({item.get('reservationTerm')} reservation)"
-        region = str(item.get("armRegionName") or item.get("location") or "unknown")
-        row = {
-            "provider": "azure", "offering": offering,
-            "gpu_name": specs.gpu_name if specs else None,
-            "gpu_count": specs.gpu_count if specs else None,
-            "gpu_memory_gb": specs.gpu_memory_gb if specs else None,
-            "vcpus": specs.vcpus if specs else None, "ram_gb": specs.ram_gb if specs else None,
-            "region": region, "pricing": pricing, "price_usd_per_hour": price,
-            "billing_increment_s": None, "available": None, "gpu_only": False,
-            "monthly_fee_usd": None,
-        }
-        # One price per offering/region/pricing: the meter that took effect last wins.
-        key = (offering, region, pricing)
-        start = str(item.get("effectiveStartDate") or "")
-        if key not in best or start > best[key][0]:
-            best[key] = (start, row)
-    return rows_frame([row for _, row in best.values()])
+    items = list(_items(load_json(raw.body, what="azure")))
+    if not items:
+        return empty_parsed()
+    frame = pl.DataFrame(items, schema=ITEM_SCHEMA, strict=False)
+    hours = (pl.col("reservationTerm").str.extract(r"^\s*(\d+)\s*Years?", 1).cast(pl.Float64)
+             * HOURS_PER_YEAR)
+    frame = (
+        frame.with_columns(
+            pl.col("armSkuName").fill_null(""),
+            pl.col("armSkuName").fill_null("").str.to_lowercase().alias("arm_key"),
+            _pricing_expr().alias("pricing"),
+            pl.coalesce("retailPrice", "unitPrice").alias("price"),
+        )
+        .filter(
+            pl.col("serviceName").fill_null("Virtual Machines") == "Virtual Machines",
+            pl.col("currencyCode").fill_null("USD") == "USD",
+            pl.col("unitOfMeasure").fill_null("1 Hour").str.ends_with("Hour"),
+            pl.col("pricing").is_not_null(),
+            pl.col("price") > 0,
+        )
+        .join(_sku_frame(), on="arm_key", how="left")
+        # not in the table: kept only when it is an N-series name (then quarantined downstream)
+        .filter(pl.col("gpu_name").is_not_null() | pl.col("armSkuName").str.contains(
+            GPU_SERIES.pattern))
+        .with_columns(
+            pl.when(pl.col("pricing") == "reserved").then(pl.col("price") / hours)
+            .otherwise(pl.col("price")).alias("price_usd_per_hour"),
+            pl.when(pl.col("pricing") == "reserved")
+            .then(pl.format("{} ({} reservation)", "armSkuName", "reservationTerm"))
+            .otherwise(pl.col("armSkuName")).alias("offering"),
+            pl.coalesce("armRegionName", "location", pl.lit("unknown")).alias("region"),
+        )
+        .filter(pl.col("price_usd_per_hour").is_not_null())  # a reservation without a term
+        # one price per offering/region/pricing: the meter that took effect last wins
+        .sort("effectiveStartDate", descending=True, nulls_last=True, maintain_order=True)
+        .unique(["offering", "region", "pricing"], keep="first", maintain_order=True)
+    )
+    return conform(frame.with_columns(
+        pl.lit("azure").alias("provider"),
+        pl.lit(None, pl.Int64).alias("billing_increment_s"),
+        pl.lit(None, pl.Boolean).alias("available"),
+        pl.lit(False).alias("gpu_only"),
+        pl.lit(None, pl.Float64).alias("monthly_fee_usd"),
+    ))
 
 
 def page_json(items: list[dict[str, Any]], next_link: str | None) -> bytes:

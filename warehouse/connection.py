@@ -103,6 +103,9 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
 
     `wait_s` > 0 waits that long for another writer to finish before giving up.
     """
+    if str(path).startswith("ducklake:"):
+        raise WarehouseError(f"{path} is a DuckLake: it is read here, written by "
+                             "`gpuprices publish` from a DuckDB warehouse file")
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
@@ -122,6 +125,10 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
 
 def connect_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
     """Open an existing warehouse read-only: any statement that writes is refused by DuckDB."""
+    if str(path).startswith("ducklake:"):  # a DuckLake published by `gpuprices publish`
+        from warehouse.lake import open_lake
+
+        return open_lake(str(path))
     if str(path) != ":memory:" and not Path(path).exists():
         raise WarehouseError(
             f"no warehouse at {path}: run `gpuprices refresh` (or `make demo`) first, "

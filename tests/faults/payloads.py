@@ -30,13 +30,23 @@ GARBAGE_HTML = (b"<!DOCTYPE html><html><head><title>Just a moment...</title></he
 GARBAGE_JSON = b'{"error": "upstream unavailable", "code": 503}'
 
 
+_JSONP = re.compile(rb"^\s*([\w.$]+\()(.*)(\)\s*;?\s*)$", re.S)
+
+
 def kind_of(body: bytes, path: Path | None = None) -> str:
-    """json | csv | html | markdown | text, from the body first and the file name second."""
+    """json | jsonp | csv | html | markdown | text, from the body first, the file name second."""
     try:
         orjson.loads(body)
         return "json"
     except orjson.JSONDecodeError:
         pass
+    match = _JSONP.match(body)
+    if match:
+        try:
+            orjson.loads(match.group(2))
+            return "jsonp"
+        except orjson.JSONDecodeError:
+            pass
     suffix = path.suffix.lower() if path else ""
     head = body[:4096].lower()
     if suffix in (".html", ".htm") or b"<html" in head or b"<table" in body.lower():
@@ -168,9 +178,25 @@ def scale_prices_csv(body: bytes, factor: float) -> bytes:
     return "".join(lines).encode()
 
 
+# Prices also hide in markup: data-secure-cloud-price="2.39", or JSON embedded in a page.
+_PRICE_ATTR = re.compile(r'\b([\w:-]+)=(["\'])(\d+(?:\.\d+)?)\2')
+_PRICE_JSON = re.compile(r'(["\']?)([A-Za-z_][\w-]*)\1(\s*:\s*)(["\']?)(\d+(?:\.\d+)?)\4')
+
+
+def _scaled_number(text: str, factor: float) -> str:
+    return f"{float(text) * factor:.6g}"
+
+
 def scale_prices_text(body: bytes, factor: float) -> bytes:
     text = body.decode("utf-8", errors="replace")
-    return DOLLARS.sub(lambda m: _dollars(m, factor), text).encode()
+    text = DOLLARS.sub(lambda m: _dollars(m, factor), text)
+    text = _PRICE_ATTR.sub(lambda m: (
+        f"{m[1]}={m[2]}{_scaled_number(m[3], factor)}{m[2]}" if PRICE_KEY.search(m[1])
+        else m[0]), text)
+    text = _PRICE_JSON.sub(lambda m: (
+        f"{m[1]}{m[2]}{m[1]}{m[3]}{m[4]}{_scaled_number(m[5], factor)}{m[4]}"
+        if PRICE_KEY.search(m[2]) else m[0]), text)
+    return text.encode()
 
 
 _TR = re.compile(r"<tr\b[^>]*>(?:(?!</tr>).)*?<td\b.*?</tr>", re.S | re.I)
@@ -235,6 +261,11 @@ def _json_or(body: bytes, on_json: Callable[[Any], Any], on_text: Callable[[byte
              kind: str) -> bytes:
     if kind == "json":
         return orjson.dumps(on_json(orjson.loads(body)), option=orjson.OPT_INDENT_2)
+    if kind == "jsonp":  # callback({...}); as AWS's spot feed: transform the JSON inside
+        match = _JSONP.match(body)
+        assert match
+        inner = orjson.dumps(on_json(orjson.loads(match.group(2))), option=orjson.OPT_INDENT_2)
+        return match.group(1) + inner + match.group(3)
     return on_text(body, kind)
 
 
@@ -260,7 +291,7 @@ def prices_x100(body: bytes, kind: str) -> bytes:
 
 def garbage(body: bytes, kind: str) -> tuple[bytes, str]:
     """HTML where JSON was expected, JSON where a page or a CSV was expected."""
-    if kind == "json":
+    if kind in ("json", "jsonp"):
         return GARBAGE_HTML, "text/html; charset=utf-8"
     return GARBAGE_JSON, "application/json"
 

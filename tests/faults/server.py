@@ -33,7 +33,7 @@ HUGE_BYTES = 400 * 1024 * 1024  # what the "huge" fault would send if the client
 _CHUNK = b" " * (1024 * 1024)
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv; charset=utf-8",
                  "html": "text/html; charset=utf-8", "markdown": "text/markdown; charset=utf-8",
-                 "text": "text/plain; charset=utf-8"}
+                 "text": "text/plain; charset=utf-8", "jsonp": "application/javascript"}
 
 
 @dataclass(slots=True)
@@ -231,6 +231,8 @@ def _handler(state: FaultServer) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def running() -> Iterator[FaultServer]:
     state = FaultServer()
+    # Every source connects at once: the default backlog of 5 drops SYNs (a 1 s stall).
+    ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     server.block_on_close = False

@@ -70,6 +70,9 @@ assert set(EXPECT) == set(FAULTS)
 EXTRA_REASONS: dict[tuple[str, str], tuple[str, ...]] = {
     # AWS filters the offer CSV while streaming it: a non-CSV body ends "before the header".
     ("aws", "garbage"): ("response ended before the CSV header",),
+    # Paged APIs check each page's shape while paging (fetch needs the next-page link).
+    ("azure", "layout"): ("page without Items",),
+    ("gcp", "layout"): ("page without a skus list",),
 }
 
 

@@ -7,12 +7,14 @@ The server, and everything it started, is stopped in `finally` whatever happens.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,13 +84,22 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
-def run_driver(action: str, warehouse: Path, env: dict[str, str]) -> str:
+def run_driver(warehouse: Path, env: dict[str, str]) -> dict[str, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "tests.ops.prefect_driver", action, str(warehouse)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False,
+        [sys.executable, "-m", "tests.ops.prefect_driver", str(warehouse)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=240, check=False,
     )
-    assert done.returncode == 0, f"driver {action} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    assert done.returncode == 0, f"driver failed:\n{done.stdout}\n{done.stderr}"
+    runs: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return runs
+
+
+async def read_deployments(api_url: str, runs: dict[str, str]) -> dict[str, Any]:
+    from prefect.client.orchestration import PrefectClient
+
+    async with PrefectClient(api_url) as client:
+        return {name: {"deployment": await client.read_deployment_by_name(name),
+                       "run_id": uuid.UUID(run_id)} for name, run_id in runs.items()}
 
 
 async def api_checks_and_trigger(api_url: str, names: list[str],
@@ -201,21 +212,16 @@ def test_serve_deployments_run_on_a_real_server(prefect_server: PrefectServer,
     with http_receiver() as (host, received):
         env = prefect_server.env(GPUPRICES_ALERTS=str(rules), GPUPRICES_REPORTS=str(report_dir),
                                  GPUPRICES_ALERT_URLS=f"json://{host}/hook")
-        run_driver("register", warehouse, env)
-        names = ["refresh/" + REFRESH_DEPLOYMENT]
-        report = weekly_report_flow()
-        assert report is not None, "flows/weekly_report.py should provide weekly_report"
-        names.append(f"{report.name}/{REPORT_DEPLOYMENT}")
-        found: dict[str, Any] = {}
-        # One at a time, as the schedules space them: trigger a run through the API, then one
-        # Runner pass (what `gpuprices serve` runs forever) picks it up and executes it.
-        for name in names:
-            found |= asyncio.run(api_checks_and_trigger(api_url, [name]))
-            run_driver("execute", warehouse, env)
-        check_schedules(found, names)
-        assert found[names[0]]["deployment"].parameters == {"warehouse": str(warehouse),
-                                                             "offline": True}
-        states = assert_completed(api_url, found, names)
+        runs = run_driver(warehouse, env)
+    report = weekly_report_flow()
+    assert report is not None, "flows/weekly_report.py should provide weekly_report"
+    names = ["refresh/" + REFRESH_DEPLOYMENT, f"{report.name}/{REPORT_DEPLOYMENT}"]
+    assert list(runs) == names
+    found = asyncio.run(read_deployments(api_url, runs))
+    check_schedules(found, names)
+    assert found[names[0]]["deployment"].parameters == {"warehouse": str(warehouse),
+                                                         "offline": True}
+    states = assert_completed(api_url, found, names)
     runs, latest = warehouse_facts(warehouse)
     assert ("refresh", "completed", True) in runs
     assert latest > 0
@@ -225,6 +231,17 @@ def test_serve_deployments_run_on_a_real_server(prefect_server: PrefectServer,
     print(f"\nserve path: server ready in {prefect_server.ready_s:.1f} s, test "
           f"{time.monotonic() - started:.1f} s; {latest} latest prices; runs {states}; "
           f"alert: {received[0]['json']['message']}")
+
+
+async def create_process_pool(api_url: str, name: str) -> None:
+    from prefect.client.orchestration import PrefectClient
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.workers.process import ProcessWorker
+
+    template = ProcessWorker.get_default_base_job_template()  # what the CLI would use
+    async with PrefectClient(api_url) as client:
+        await client.create_work_pool(WorkPoolCreate(name=name, type="process",
+                                                     base_job_template=template))
 
 
 def prefect_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
@@ -241,18 +258,21 @@ def test_prefect_yaml_deploys_to_a_process_work_pool(prefect_server: PrefectServ
     warehouse = tmp_path / "wh" / "gpu_prices.duckdb"
     env = prefect_server.env(GPUPRICES_WAREHOUSE=str(warehouse),
                              GPUPRICES_REPORTS=str(tmp_path / "reports"))
-    prefect_cli(["work-pool", "create", "gpuprices", "--type", "process"], env)
+    asyncio.run(create_process_pool(prefect_server.api_url, "gpuprices"))
     prefect_cli(["deploy", "--all"], env)
     names = ["refresh/refresh-nightly", "weekly-report/weekly-report"]
-    found: dict[str, Any] = {}
-    for name in names:  # trigger one run; a worker polls once, runs it, exits when it is done
-        found |= asyncio.run(api_checks_and_trigger(
-            prefect_server.api_url, [name], parameters={names[0]: {"offline": True}}))
-        prefect_cli(["worker", "start", "--pool", "gpuprices", "--run-once"], env, timeout=240)
+    # Trigger the refresh through the API; a worker polls once, runs it, exits when done.
+    # (The report's execution is covered by the serve test; here its deployment is checked.)
+    found = asyncio.run(api_checks_and_trigger(prefect_server.api_url, names[:1],
+                                               parameters={names[0]: {"offline": True}}))
+    found |= asyncio.run(read_deployments(prefect_server.api_url,
+                                          {names[1]: str(uuid.uuid4())}))
+    prefect_cli(["worker", "start", "--pool", "gpuprices", "--run-once"], env, timeout=240)
     check_schedules(found, names)
     assert {found[n]["deployment"].work_pool_name for n in names} == {"gpuprices"}
-    assert found[names[0]]["deployment"].entrypoint == "flows/refresh.py:refresh"
-    states = assert_completed(prefect_server.api_url, found, names)
+    assert [found[n]["deployment"].entrypoint for n in names] == [
+        "flows/refresh.py:refresh", "flows/weekly_report.py:weekly_report"]
+    states = assert_completed(prefect_server.api_url, found, names[:1])
     runs, latest = warehouse_facts(warehouse)
     assert ("refresh", "completed", True) in runs and latest > 0
     print(f"\nwork-pool path: {time.monotonic() - started:.1f} s; runs {states}")

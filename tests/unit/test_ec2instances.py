@@ -24,7 +24,8 @@ def test_example_rows_are_linux_on_demand_in_usd_regions() -> None:
     rows = _rows()
     assert set(rows) == {("g5.xlarge", "us-east-1"), ("g5.xlarge", "eu-west-1"),
                          ("p5.48xlarge", "us-east-1"), ("g6e.12xlarge", "us-east-1"),
-                         ("g7e.2xlarge", "us-east-1"), ("g4dn.xlarge", "us-east-1")}
+                         ("g7e.2xlarge", "us-east-1"), ("g4dn.xlarge", "us-east-1"),
+                         ("g5g.xlarge", "us-east-1"), ("g6e.xlarge", "us-east-1")}
     assert rows[("g5.xlarge", "eu-west-1")]["price_usd_per_hour"] == 1.123  # linux, not mswin
     assert ("g4dn.xlarge", "cn-north-1") not in rows  # CNY: never stored as USD
     assert ("p5.48xlarge", "us-west-2") not in rows  # "N/A"
@@ -70,4 +71,4 @@ def test_fetch_gets_the_generated_json() -> None:
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:
         raw = ec2instances.fetch(client, settings)
     assert seen == ["http://127.0.0.1:9/instances.json"]
-    assert ec2instances.parse(raw).height == 6
+    assert ec2instances.parse(raw).height == 8

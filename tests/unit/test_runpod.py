@@ -162,9 +162,10 @@ def test_page_without_pricing_rows_is_a_parse_error() -> None:
         runpod_page.parse(raw("runpod-page", "<html><body><h1>Pricing</h1></body></html>"))
 
 
-def test_page_price_attribute_with_a_dollar_sign() -> None:
+def test_page_price_attribute_as_a_plain_number() -> None:
+    # Whether the attributes carry "$" is not documented: the example has "$2.69", this "0.39".
     page = ('<a class="gpu-pricing-row"><div class="gpu-pricing-row__model-wrapper">L4</div>'
-            '<div class="cc-gpu-price" data-secure-cloud-price="$0.39" '
+            '<div class="cc-gpu-price" data-secure-cloud-price="0.39" '
             'data-community-cloud-price="0">$0.39</div></a>')
     rows = runpod_page.parse(raw("runpod-page", page))
     assert rows.select("pricing", "price_usd_per_hour").rows() == [("on_demand", 0.39)]
