@@ -250,6 +250,24 @@ class _GpuOnDemandFilter:
         return True
 
 
+MAX_LINE_BYTES = 1024 * 1024  # no offer-CSV line comes near this
+
+
+def _bounded_lines(response: httpx.Response, url: str) -> Iterator[str]:
+    """The response's lines, holding at most one bounded line (iter_lines buffers a line of
+    any length, so a newline-free response would be read whole into memory)."""
+    pending = b""
+    for chunk in response.iter_bytes():
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if len(pending) > MAX_LINE_BYTES:
+            raise FetchError("aws", url, f"a line longer than {MAX_LINE_BYTES} bytes (not an "
+                             "offer CSV); stopped reading")
+    if pending:
+        yield pending.rstrip(b"\r").decode("utf-8", errors="replace")
+
+
 def fetch_region(client: httpx.Client, settings: HttpSettings, region: str) -> bytes:
     """Stream one region's offer CSV and return its filtered lines (see the module docstring)."""
     url = f"{settings.base_url('aws', ROOT)}{OFFER_PATH}/{region}/index.csv"
@@ -263,7 +281,7 @@ def fetch_region(client: httpx.Client, settings: HttpSettings, region: str) -> b
                                  transient=response.status_code in TRANSIENT_STATUS,
                                  retry_after_s=_retry_after(response))
             keep = _GpuOnDemandFilter()
-            for line in response.iter_lines():
+            for line in _bounded_lines(response, url):
                 if not keep(line):
                     continue
                 kept_lines.append(line)

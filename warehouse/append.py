@@ -166,7 +166,8 @@ def append_batch(
         _insert_run(con, record)
         days = _days_by_source(good)
         for source in {record.source, *days}:
-            after_append(con, source, days.get(source, ()), capture_id=record.capture_id)
+            after_append(con, source, days.get(source, ()), capture_id=record.capture_id,
+                         written=good)
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
@@ -199,7 +200,8 @@ def replace_capture_observations(
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)
         for source in {record.source, *days}:
-            after_append(con, source, days.get(source, ()), capture_id=capture_id)
+            after_append(con, source, days.get(source, ()), capture_id=capture_id,
+                         written=good)
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

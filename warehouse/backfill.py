@@ -15,9 +15,12 @@ Decisions, and why:
 - Dated at the manifest's `commit_time_utc` (the moment the catalog was read in that state);
   without a manifest row, at 00:00 UTC of the snapshot date.
 - Everything lands through `warehouse.ingest.ingest` (archive, parse, validate, quarantine,
-  guard). A snapshot identical to an earlier one has the same capture_id, so it is recorded as
-  an 'unchanged' run that re-confirms the stored prices: no price is stored twice. A snapshot
-  already imported (same capture, same date) is skipped, so a re-import adds nothing at all.
+  guard). The shrink guard compares each snapshot with the previous one of the same import,
+  not with the last nightly run (a six-cloud live catalog would make a two-cloud history
+  snapshot look like a broken response). A snapshot identical to an earlier one has the same
+  capture_id, so it is recorded as an 'unchanged' run that re-confirms the stored prices: no
+  price is stored twice. A snapshot already imported (same capture, same date) is skipped, so
+  a re-import adds nothing at all.
 """
 
 from __future__ import annotations
@@ -151,6 +154,7 @@ def backfill_skypilot(con: duckdb.DuckDBPyConnection, directory: Path, *,
 
     register_sources(con, [SourceInfo(SOURCE.name, "*", SOURCE.kind, SOURCE.url, True)])
     results = []
+    previous_rows: int | None = None  # the shrink guard compares snapshot with snapshot
     for snapshot in find_snapshots(directory):
         raw = snapshot_capture(snapshot, SOURCE)
         clouds = tuple(snapshot.files)
@@ -164,7 +168,10 @@ def backfill_skypilot(con: duckdb.DuckDBPyConnection, directory: Path, *,
                   note=f"skypilot snapshot {snapshot.day} from {directory.name}")
         files = ", ".join(f"{c}/{p.name}" for c, p in snapshot.files.items())
         outcome = ingest(con, SOURCE, raw, run_id=run_id, archive_root=archive_root,
-                         note=f"backfill of snapshot {snapshot.day}: {files}")
+                         note=f"backfill of snapshot {snapshot.day}: {files}",
+                         previous_rows=previous_rows)
+        if outcome.status == "success":
+            previous_rows = outcome.rows_parsed
         finish_run(con, run_id, "completed" if outcome.ok else "failed", note=outcome.error)
         results.append(SnapshotResult(snapshot.day, clouds, raw.capture_id, outcome.status,
                                       outcome.rows_stored, outcome.rows_quarantined,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 import polars as pl
@@ -86,8 +87,13 @@ def ingest(
     started_at: datetime | None = None,
     attempts: int = 1,
     note: str | None = None,
+    previous_rows: int | Literal["last_run"] | None = "last_run",
 ) -> ScrapeOutcome:
-    """Land one capture of `source`. Never raises for bad input: the outcome says what happened."""
+    """Land one capture of `source`. Never raises for bad input: the outcome says what happened.
+
+    `previous_rows`: what the shrink guard compares with; by default the source's last good
+    run. A backfill passes the previous snapshot's rows (history lands behind newer data).
+    """
     record = ScrapeRecord(run_id=run_id, source=source.name,
                           started_at=started_at or datetime.now(UTC), status="failed",
                           attempts=attempts, observed_at=raw.fetched_at,
@@ -110,7 +116,9 @@ def ingest(
     record.rows_parsed = observations.height
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = unknown_names(batch.good)
-    rejection = batch_rejection(batch.good.height, previous_good_rows(con, source.name))
+    previous = previous_good_rows(con, source.name) if previous_rows == "last_run" \
+        else previous_rows
+    rejection = batch_rejection(batch.good.height, previous)
     if rejection and record.rows_quarantined:
         checks = batch.quarantined["failed_check"].value_counts(sort=True)
         top = checks.row(0)[0] if checks.height else "?"

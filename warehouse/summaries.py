@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 FILL_MARKER = "-- fill:"
 MIGRATION = Path(__file__).with_name("migrations") / "004_perf.sql"
@@ -72,33 +73,13 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date)
     con.execute(
         f"""
         INSERT INTO price_change_event
-        WITH today AS (
-            SELECT * FROM daily_price_summary WHERE source = $s AND day = $d
-        ), both_days AS (
-            SELECT day, {_KEY}, gpu_model, gpu_count, price_usd_per_hour FROM today
-            UNION ALL
-            SELECT p.last_day, p.source, p.provider, p.offering, p.region, p.pricing,
-                   p.gpu_model, p.gpu_count, p.price_usd_per_hour
-            FROM price_state p SEMI JOIN today t USING ({_KEY})
-            WHERE p.source = $s
-        ), ordered AS (
-            SELECT *, lag(price_usd_per_hour) OVER w AS old_price, lag(day) OVER w AS old_day
-            FROM both_days
-            WINDOW w AS (PARTITION BY {_KEY} ORDER BY day)
-        )
-        SELECT day, old_day, {_KEY}, gpu_model, gpu_count, old_price, price_usd_per_hour,
-               round(100 * (price_usd_per_hour - old_price) / old_price, 2)
-        FROM ordered
-        WHERE day = $d AND old_price IS NOT NULL AND price_usd_per_hour <> old_price
-        """,
-        params,
-    )
-    con.execute(
-        """
-        DELETE FROM price_state p WHERE p.source = $s AND EXISTS (
-            SELECT 1 FROM daily_price_summary t
-            WHERE t.source = $s AND t.day = $d AND t.provider = p.provider
-              AND t.offering = p.offering AND t.region = p.region AND t.pricing = p.pricing)
+        SELECT t.day, p.last_day, t.source, t.provider, t.offering, t.region, t.pricing,
+               t.gpu_model, t.gpu_count, p.price_usd_per_hour, t.price_usd_per_hour,
+               round(100 * (t.price_usd_per_hour - p.price_usd_per_hour)
+                     / p.price_usd_per_hour, 2)
+        FROM daily_price_summary t JOIN price_state p USING ({_KEY})
+        WHERE t.source = $s AND t.day = $d AND p.source = $s
+          AND t.price_usd_per_hour <> p.price_usd_per_hour
         """,
         params,
     )
@@ -108,6 +89,9 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date)
         SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
         FROM daily_price_summary WHERE source = $s AND day = $d
         QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY gpu_model, gpu_count) = 1
+        ON CONFLICT DO UPDATE SET last_day = excluded.last_day,
+            gpu_model = excluded.gpu_model, gpu_count = excluded.gpu_count,
+            price_usd_per_hour = excluded.price_usd_per_hour
         """,
         params,
     )
@@ -145,8 +129,13 @@ def _recompute_changes(con: duckdb.DuckDBPyConnection, source: str) -> None:
     )
 
 
-def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool = False) -> None:
-    """Point latest_observation's rows for `source` at its current capture (latest_capture)."""
+def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool = False,
+                   written: pl.DataFrame | None = None) -> None:
+    """Point latest_observation's rows for `source` at its current capture (latest_capture).
+
+    `written`: the observations this append wrote; when they are the current capture's, they
+    are copied from the batch itself instead of being read back from observation.
+    """
     params = {"s": source}
     current = con.execute(
         "SELECT capture_id, observed_at FROM latest_capture WHERE source = $s", params
@@ -160,21 +149,29 @@ def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool =
     if current_key == held_key and not force:
         return
     con.execute("DELETE FROM latest_observation WHERE source = $s", params)
-    if current_key[0] is not None:
-        con.execute(
-            "INSERT INTO latest_observation SELECT * FROM observation "
-            "WHERE source = $s AND capture_id = $c AND observed_at = $t",
-            {"s": source, "c": current_key[0], "t": current_key[1]},
-        )
+    if current_key[0] is None:
+        return
+    params = {"s": source, "c": current_key[0], "t": current_key[1]}
+    if force and written is not None:
+        con.register("_latest_batch", written.to_arrow())
+        try:
+            con.execute("INSERT INTO latest_observation BY NAME SELECT * FROM _latest_batch "
+                        "WHERE source = $s AND capture_id = $c AND observed_at = $t", params)
+        finally:
+            con.unregister("_latest_batch")
+    else:
+        con.execute("INSERT INTO latest_observation SELECT * FROM observation "
+                    "WHERE source = $s AND capture_id = $c AND observed_at = $t", params)
 
 
 def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[date], *,
-                 capture_id: str | None = None) -> None:
+                 capture_id: str | None = None, written: pl.DataFrame | None = None) -> None:
     """Bring the summaries up to date after `source` wrote (or removed) rows on `days`.
 
     Call inside the append's transaction, after its observation and scrape_run rows.
     `capture_id`: the capture whose observations were written (its latest rows are re-read
-    even if it was already the current capture, e.g. after a re-parse).
+    even if it was already the current capture, e.g. after a re-parse); `written`: every
+    observation of that capture, when the caller has them at hand.
     """
     days = sorted(set(days))
     if days:
@@ -190,5 +187,5 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
             _recompute_changes(con, source)
     current = con.execute("SELECT capture_id FROM latest_capture WHERE source = $s",
                           {"s": source}).fetchone()
-    refresh_latest(con, source, force=bool(days) and current is not None
-                   and current[0] == capture_id)
+    wrote_current = bool(days) and current is not None and current[0] == capture_id
+    refresh_latest(con, source, force=wrote_current, written=written)

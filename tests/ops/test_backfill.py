@@ -117,3 +117,26 @@ def test_shared_history_sample(tmp_path: Path, warehouse_path: Path) -> None:
         assert {r.status for r in backfill_skypilot(con, root, archive_root=tmp_path / "raw")} \
             == {"already imported"}
         assert counts(con) == before
+
+
+def test_history_behind_newer_live_data(tmp_path: Path, warehouse_path: Path) -> None:
+    """A small old snapshot lands after a big live capture; current prices stay the live ones."""
+    from scrapers.registry import get_source
+    from warehouse.ingest import ingest
+
+    skypilot = get_source("skypilot")
+    live = skypilot.example_capture()
+    root = tmp_path / "skypilot"
+    write_snapshot(root, "lambda", "2024-02-29", lambda_csv())
+    with open_warehouse(warehouse_path) as con:
+        con.execute("INSERT INTO source VALUES ('skypilot', '*', 'catalog', 'x', true)")
+        night = ingest(con, skypilot, live, run_id="night", archive_root=tmp_path / "raw")
+        assert night.status == "success" and night.rows_stored > 2 * 4
+        results = backfill_skypilot(con, root, archive_root=tmp_path / "raw")
+        # Not mistaken for a broken response although it has far fewer rows than last night.
+        assert [(r.status, r.rows_stored) for r in results] == [("success", 4)]
+        assert con.execute("SELECT capture_id FROM latest_capture WHERE source = 'skypilot'"
+                           ).fetchone() == (live.capture_id,)
+        old = con.execute("SELECT count(*) FROM price_at(TIMESTAMPTZ '2024-03-01 00:00:00+00')"
+                          ).fetchone()
+        assert old == (4,)

@@ -59,7 +59,8 @@ CREATE TABLE price_state (
     last_day           DATE NOT NULL,
     gpu_model          VARCHAR NOT NULL,
     gpu_count          DOUBLE NOT NULL,
-    price_usd_per_hour DOUBLE NOT NULL
+    price_usd_per_hour DOUBLE NOT NULL,
+    PRIMARY KEY (source, provider, offering, region, pricing)
 );
 
 -- fill: (warehouse.summaries.rebuild runs the statements below this line again)
