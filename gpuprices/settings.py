@@ -51,7 +51,8 @@ def load_settings(env: Mapping[str, str] | None = None,
                   warehouse: str | Path | None = None) -> Settings:
     env = os.environ if env is None else env
     base_urls = {
-        key[len(_BASE_URL_PREFIX):].lower(): value
+        # GPUPRICES_BASE_URL_LAMBDA_PAGE -> source "lambda-page" (env names cannot hold "-")
+        key[len(_BASE_URL_PREFIX):].lower().replace("_", "-"): value
         for key, value in env.items()
         if key.startswith(_BASE_URL_PREFIX) and value
     }

@@ -233,8 +233,8 @@ def deliver(events: list[AlertEvent], config: AlertConfig) -> None:
     """Log/print every event, then send one message per event to each configured channel."""
     for event in events:
         text = f"ALERT [{event.rule}] {event.message}"
-        print(text)
-        log.warning(text)
+        print(text)  # stdout; inside the refresh flow (log_prints) also a Prefect log line
+        log.info(text)
         event.delivered.append("log")
         if config.apprise_urls:
             ok = send_apprise(config.apprise_urls, event.title, event.message)

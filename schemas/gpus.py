@@ -173,12 +173,6 @@ def normalise_gpu_name(
     memory_in_name = _MEMORY.search(words)
     memory = float(memory_in_name.group(1)) if memory_in_name else memory_gb
     variant = _variant_of(words) or (_variant_of(_words(hint)) if hint else None)
-    if exact and (not memory or any(abs(c.memory_gb - memory) <= 0.2 * memory for c in exact)):
-        picked = _pick(exact, memory, variant)
-        if picked:
-            return picked.gpu_model
-    # An alias whose memory contradicts the reported memory ("V100" with 32 GB) falls through
-    # to the family, where memory decides.
     stripped = _NOISE.sub(" ", words)
     stripped = _MEMORY.sub(" ", stripped)
     for _, pattern in _VARIANTS:
@@ -187,6 +181,16 @@ def normalise_gpu_name(
     candidates = list(by_alias.get(family_key, []))
     for spec in list(candidates) + list(by_family.get(family_key, [])):
         candidates += [s for s in by_family.get(_key(spec.family), []) if s not in candidates]
+    if exact:
+        # An alias wins unless the reported memory contradicts it AND fits another member of
+        # the family ("V100" with 32 GB is the 32 GB card; "RTX 4000 Ada" with 16 GB stays Ada).
+        def fits(spec: GpuSpec) -> bool:
+            return bool(memory) and abs(spec.memory_gb - memory) <= 0.2 * memory  # type: ignore[operator]
+
+        if not memory or any(fits(c) for c in exact) or not any(fits(c) for c in candidates):
+            picked = _pick(exact, memory if any(fits(c) for c in exact) else None, variant)
+            if picked:
+                return picked.gpu_model
     picked = _pick(candidates, memory, variant)
     return picked.gpu_model if picked else UNKNOWN_GPU
 
