@@ -3,6 +3,9 @@ SHELL := /bin/bash
 UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
+# Install compiled bytecode: with PYTHONDONTWRITEBYTECODE set (as on CI) every CLI call would
+# otherwise recompile polars, pyarrow, typer ... from source (~0.5-2 s per start; BENCHMARKS.md).
+export UV_COMPILE_BYTECODE ?= 1
 WAREHOUSE ?= data/gpu_prices.duckdb
 
 .PHONY: help uv install install-dev install-bench demo test lint bench bench-quick clean

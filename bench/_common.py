@@ -29,10 +29,16 @@ def timed(fn: Callable[[], T]) -> tuple[T, float]:
     return result, time.perf_counter() - start
 
 
-def best_of(fn: Callable[[], Any], repeat: int, warmup: int = 1) -> float:
-    """Median wall time of `repeat` runs after `warmup` runs, in seconds."""
+def best_of(fn: Callable[[], Any], repeat: int, warmup: int = 1, slow_s: float = 5.0) -> float:
+    """Median wall time of `repeat` runs after `warmup` runs, in seconds.
+
+    A call slower than `slow_s` is not repeated: its single time is the figure.
+    """
     for _ in range(warmup):
+        start = time.perf_counter()
         fn()
+        if (seconds := time.perf_counter() - start) > slow_s:
+            return seconds
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -88,6 +88,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   {verdict(ok)} gpuprices {' '.join(command)!r:<24} {seconds * 1000:6.0f} ms "
                   f"(median of {repeat}; imports prefect: {'YES' if prefect else 'no'}; "
                   f"target <= {TARGET_S} s)")
+        # The same command as a fresh `uv sync` leaves it without UV_COMPILE_BYTECODE while
+        # PYTHONDONTWRITEBYTECODE is set (CI): no .pyc anywhere, every module compiled per run.
+        cold_env = {**env, "PYTHONDONTWRITEBYTECODE": "1",
+                    "PYTHONPYCACHEPREFIX": str(workdir / "no-pyc")}
+        seconds = statistics.median(_cli(["query", "select 1"], cold_env)[0]
+                                    for _ in range(1 if small else 3))
+        print(f"   ---- gpuprices 'query select 1' without compiled bytecode: "
+              f"{seconds * 1000:6.0f} ms (why the Makefile sets UV_COMPILE_BYTECODE=1)")
         if refresh_s is not None:
             print(f"   ---- gpuprices {' '.join(refresh_args)!r:<24} {refresh_s * 1000:6.0f} ms "
                   "(cold: starts Prefect's temporary local server; no target)")

@@ -154,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         repeat = 3 if args.size == "small" else 5
         print(f"   {'question':<52}{'ours':>10}{'hand':>10}{'ratio':>8}{'target':>9}")
         for q in questions(days, offering[0] if offering else ""):
+            if args.before:  # minutes per question at full size: once, hand-written skipped
+                ours = best_of(lambda: q.ours(con), 1, warmup=0)  # noqa: B023
+                print(f"   {q.name:<52}{ours * 1000:8.0f}ms  (before: plain view)")
+                continue
             ours = best_of(lambda: q.ours(con), repeat)  # noqa: B023
             hand = best_of(lambda: q.hand(con), repeat)  # noqa: B023
             ratio = ours / hand if hand else float("inf")

@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
 import polars as pl
+
+if TYPE_CHECKING:  # only an annotation here: `gpuprices query` should not pay for importing it
+    import httpx
 
 SourceKind = Literal["api", "page", "catalog", "static"]
 

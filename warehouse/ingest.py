@@ -51,9 +51,10 @@ class ScrapeOutcome:
         return self.status in ("success", "unchanged", "skipped")
 
 
-def capture_row(raw: RawCapture, archive_rel: Path) -> dict[str, object]:
+def capture_row(raw: RawCapture, archive_rel: Path,
+                capture_id: str | None = None) -> dict[str, object]:
     return {
-        "capture_id": raw.capture_id, "source": raw.source, "url": raw.url,
+        "capture_id": capture_id or raw.capture_id, "source": raw.source, "url": raw.url,
         "fetched_at": raw.fetched_at, "content_type": raw.content_type,
         "size_bytes": len(raw.body), "archive_path": str(archive_rel),
     }
@@ -94,13 +95,14 @@ def ingest(
     `previous_rows`: what the shrink guard compares with; by default the source's last good
     run. A backfill passes the previous snapshot's rows (history lands behind newer data).
     """
+    capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
     record = ScrapeRecord(run_id=run_id, source=source.name,
                           started_at=started_at or datetime.now(UTC), status="failed",
                           attempts=attempts, observed_at=raw.fetched_at,
-                          capture_id=raw.capture_id, note=note)
+                          capture_id=capture_id, note=note)
     archive_rel = archive(raw, archive_root)
-    capture = capture_row(raw, archive_rel)
-    if capture_stored(con, source.name, raw.capture_id):
+    capture = capture_row(raw, archive_rel, capture_id)
+    if capture_stored(con, source.name, capture_id):
         record.status = "unchanged"
         record.note = note or "payload identical to a stored capture; prices re-confirmed"
         append_batch(con, record, capture=capture)

@@ -14,14 +14,24 @@ FROM scrape_run
 WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL
 GROUP BY source, capture_id;
 
--- The capture each source's prices currently come from.
+-- The capture each source's prices currently come from: the one its latest success/unchanged
+-- run saw (= the capture_seen row with the newest last_seen_at). Written to aggregate only the
+-- runs of that capture, not every capture ever seen (it runs on every append and query).
 CREATE OR REPLACE VIEW latest_capture AS
-SELECT source, arg_max(capture_id, last_seen_at) AS capture_id,
-       arg_max(stored_observed_at, last_seen_at) AS observed_at,
-       arg_max(rows_stored, last_seen_at) AS latest_rows,
-       max(last_success_at) AS last_success_at
-FROM capture_seen
-GROUP BY source;
+WITH seen AS (
+    SELECT * FROM scrape_run
+    WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL
+), pick AS (
+    SELECT source, arg_max(capture_id, observed_at) AS capture_id,
+           max(finished_at) AS last_success_at
+    FROM seen GROUP BY source
+)
+SELECT p.source, p.capture_id,
+       min(s.observed_at) FILTER (WHERE s.status = 'success') AS observed_at,
+       max(s.rows_stored) FILTER (WHERE s.status = 'success') AS latest_rows,
+       any_value(p.last_success_at) AS last_success_at
+FROM pick p LEFT JOIN seen s ON s.source = p.source AND s.capture_id = p.capture_id
+GROUP BY p.source, p.capture_id;
 
 -- Per source: last run, last success, rows, and whether its prices are stale (no success in 48 h).
 CREATE OR REPLACE VIEW source_status AS
