@@ -16,7 +16,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
+import warehouse.append
 from bench._common import best_of, header, size_arg, timed, verdict
 from bench.inflate import DEFAULT_ROWS, REALISTIC_ROWS, inflater_for
 from schemas.observation import ValidatedBatch, to_observations, validate
@@ -39,6 +41,7 @@ class StageTimes:
     validate_s: float
     append_s: float
     end_to_end_s: float
+    bare_append_s: float  # append without keeping the summary tables (for comparison)
 
 
 def inflated_capture(source: Source, rows: int) -> RawCapture | None:
@@ -77,6 +80,12 @@ def measure(source: Source, raw: RawCapture, workdir: Path, repeat: int) -> Stag
     for _ in range(repeat + 1):
         append_once()
     append_s = sorted(times[1:])[len(times[1:]) // 2]
+    # The same append without the summary tables' upkeep: what the fast views cost per night.
+    times = []
+    with mock.patch.object(warehouse.append, "after_append", lambda *a, **k: None):
+        for _ in range(repeat + 1):
+            append_once()
+    bare_append_s = sorted(times[1:])[len(times[1:]) // 2]
 
     e2e: list[float] = []
     for _ in range(repeat + 1):
@@ -94,7 +103,7 @@ def measure(source: Source, raw: RawCapture, workdir: Path, repeat: int) -> Stag
     end_to_end_s = sorted(e2e[1:])[len(e2e[1:]) // 2]
     rows = batch.good.height + batch.quarantined.height
     return StageTimes(source.name, len(raw.body) / 1e6, rows, batch.good.height, parse_s,
-                      validate_s, append_s, end_to_end_s)
+                      validate_s, append_s, end_to_end_s, bare_append_s)
 
 
 def _rate(rows: int, seconds: float) -> str:
@@ -132,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     total_s = sum(r.end_to_end_s for r in results)
     stages = {name: sum(getattr(r, f"{name}_s") for r in results)
               for name in ("parse", "validate", "append")}
+    bare = sum(r.bare_append_s for r in results)
+    print(f"   of the append, keeping the summary tables (migration 004) takes "
+          f"{stages['append'] - bare:.3f} s; observations + run rows alone {bare:.3f} s")
     print(f"   night: {total_rows} observations from {len(results)} sources in {total_s:.3f} s "
           f"end to end ({', '.join(f'{k} {v:.3f} s' for k, v in stages.items())})")
     if total_rows:

@@ -130,24 +130,27 @@ def _recompute_changes(con: duckdb.DuckDBPyConnection, source: str) -> None:
 
 
 def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool = False,
-                   written: pl.DataFrame | None = None) -> None:
+                   written: pl.DataFrame | None = None,
+                   current: tuple[object, object] | None = None) -> None:
     """Point latest_observation's rows for `source` at its current capture (latest_capture).
 
     `written`: the observations this append wrote; when they are the current capture's, they
     are copied from the batch itself instead of being read back from observation.
+    `current`: latest_capture's (capture_id, observed_at) for the source, if already read.
     """
     params = {"s": source}
-    current = con.execute(
-        "SELECT capture_id, observed_at FROM latest_capture WHERE source = $s", params
-    ).fetchone()
-    held = con.execute(
-        "SELECT any_value(capture_id), any_value(observed_at), count(*) FROM latest_observation "
-        "WHERE source = $s", params
-    ).fetchone()
+    if current is None:
+        current = con.execute(
+            "SELECT capture_id, observed_at FROM latest_capture WHERE source = $s", params
+        ).fetchone()
     current_key = (current[0], current[1]) if current else (None, None)
-    held_key = (held[0], held[1]) if held and held[2] else (None, None)
-    if current_key == held_key and not force:
-        return
+    if not force:
+        held = con.execute(
+            "SELECT any_value(capture_id), any_value(observed_at), count(*) "
+            "FROM latest_observation WHERE source = $s", params
+        ).fetchone()
+        if current_key == ((held[0], held[1]) if held and held[2] else (None, None)):
+            return
     con.execute("DELETE FROM latest_observation WHERE source = $s", params)
     if current_key[0] is None:
         return
@@ -185,7 +188,8 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
             _changes_for_new_day(con, source, days[0])
         else:
             _recompute_changes(con, source)
-    current = con.execute("SELECT capture_id FROM latest_capture WHERE source = $s",
+    current = con.execute("SELECT capture_id, observed_at FROM latest_capture WHERE source = $s",
                           {"s": source}).fetchone()
     wrote_current = bool(days) and current is not None and current[0] == capture_id
-    refresh_latest(con, source, force=wrote_current, written=written)
+    refresh_latest(con, source, force=wrote_current, written=written,
+                   current=(current[0], current[1]) if current else (None, None))

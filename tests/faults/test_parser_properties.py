@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from schemas.observation import OBSERVATION_SCHEMA, to_observations, validate
@@ -26,6 +26,7 @@ from warehouse.connection import connect
 from warehouse.ingest import ingest
 
 SOURCES = sorted(all_sources())
+NO_SHRINK = (Phase.explicit, Phase.generate)  # shrinking a crash costs a minute; skip it
 FETCHED_AT = datetime(2025, 6, 12, tzinfo=UTC)
 HOSTILE_VALUES: list[Any] = [
     None, "", "abc", "NaN", "-1", "1e400", -1, -0.01, 0, 1e308, -1e308, 10**30, True, [], {},
@@ -170,7 +171,7 @@ KNOWN_CRASHES: dict[str, str] = {
 def test_parser_raises_parse_error_or_returns_checkable_rows(source_name: str) -> None:
     source = all_sources()[source_name]
 
-    @settings(max_examples=30, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True, phases=NO_SHRINK,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(payloads(source))
     def run(body: bytes) -> None:
@@ -188,7 +189,7 @@ def test_mutated_payloads_never_store_junk(source_name: str, tmp_path: Path) -> 
     con = connect(tmp_path / "w.duckdb")
     count = iter(range(10**6))
 
-    @settings(max_examples=12, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=12, deadline=None, database=None, derandomize=True, phases=NO_SHRINK,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
     @given(payloads(source))
