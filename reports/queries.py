@@ -81,8 +81,9 @@ def prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
     """Every offering's price as it stood at `as_of`, with its source's staleness at that time.
 
     The capture a source's prices come from is the last one a run stored or re-confirmed with
-    observed_at <= as_of (like the price_at macro). As in the latest_price view, a provider
-    with a direct source is shown from it; aggregator rows fill in only for the others.
+    observed_at <= as_of (like the price_at macro). As in the latest_price view, one source
+    speaks per provider x GPU model x pricing (warehouse/views.sql `source_rank`: own API, own
+    page, catalogs, then aggregators, which fill in only for providers with no direct source).
     `stale` = the source's last success is more than 48 h before `as_of`.
     """
     return con.execute(
@@ -102,7 +103,15 @@ def prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
             JOIN cap ON o.source = cap.source AND o.capture_id = cap.capture_id
                     AND o.observed_at = cap.stored_observed_at
             JOIN source src ON src.source = o.source
-        ), direct_providers AS (SELECT DISTINCT provider FROM current WHERE NOT aggregator)
+        ), direct_providers AS (SELECT DISTINCT provider FROM current WHERE NOT aggregator
+        ), kept AS (
+            SELECT * FROM current
+            WHERE NOT aggregator OR provider NOT IN (SELECT provider FROM direct_providers)
+        ), best AS (
+            SELECT provider, gpu_model, pricing,
+                   first(source ORDER BY source_rank(aggregator, source_kind), source) AS source
+            FROM kept GROUP BY provider, gpu_model, pricing
+        )
         SELECT c.source, c.provider, c.offering, c.gpu_name, c.gpu_model,
                coalesce(g.family, c.gpu_model) AS family, c.gpu_count,
                coalesce(c.gpu_memory_gb, g.memory_gb) AS gpu_memory_gb, g.bf16_tflops,
@@ -110,8 +119,8 @@ def prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
                c.available, c.gpu_only, c.aggregator, c.source_kind, c.observed_at, c.run_id,
                c.last_success_at,
                c.last_success_at < $as_of - INTERVAL (48) HOUR AS stale
-        FROM current c LEFT JOIN gpu_catalog g USING (gpu_model)
-        WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers)
+        FROM kept c SEMI JOIN best b USING (provider, gpu_model, pricing, source)
+        LEFT JOIN gpu_catalog g USING (gpu_model)
         ORDER BY c.provider, c.gpu_model, c.offering, c.region, c.pricing
         """,
         {"as_of": as_of},

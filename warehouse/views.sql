@@ -53,10 +53,17 @@ FROM source src
 LEFT JOIN last_run r USING (source)
 LEFT JOIN latest_capture c USING (source);
 
--- Current price of every offering. A provider that has a direct source with data is shown from
--- it; aggregator rows (skypilot, opencomputeprices) fill in only for providers without one.
+-- Which source speaks for a provider when several have its price: its own API, then its own
+-- page, then catalogs; aggregators (skypilot, opencomputeprices, ec2instances) come last.
+CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
+    (CASE WHEN aggregator THEN 10 ELSE 0 END)
+    + (CASE kind WHEN 'api' THEN 0 WHEN 'page' THEN 1 WHEN 'catalog' THEN 2 ELSE 3 END);
+
+-- Current price of every offering, one source per provider x GPU model x pricing (the best by
+-- source_rank). Aggregator rows fill in only for providers that have no direct source at all.
 -- latest_observation holds exactly the observations of each source's latest_capture (kept by
 -- warehouse/summaries.py with every append), so this reads ~15k rows, not ten years.
+-- reports.queries.prices_at applies the same rule at any past time.
 CREATE OR REPLACE VIEW latest_price AS
 WITH current AS (
     SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at
@@ -66,10 +73,16 @@ WITH current AS (
     JOIN source src ON src.source = o.source
 ), direct_providers AS (
     SELECT DISTINCT provider FROM current WHERE NOT aggregator
+), kept AS (
+    SELECT * FROM current
+    WHERE NOT aggregator OR provider NOT IN (SELECT provider FROM direct_providers)
+), best AS (
+    SELECT provider, gpu_model, pricing,
+           first(source ORDER BY source_rank(aggregator, source_kind), source) AS source
+    FROM kept GROUP BY provider, gpu_model, pricing
 )
-SELECT c.*, (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
-FROM current c
-WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers);
+SELECT k.*, (k.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+FROM kept k SEMI JOIN best b USING (provider, gpu_model, pricing, source);
 
 -- Latest prices of every source, aggregators included (for cross-checks).
 CREATE OR REPLACE VIEW latest_price_all_sources AS

@@ -23,7 +23,7 @@ from warehouse.connection import LATEST_SCHEMA_VERSION, MIGRATIONS_DIR, connect,
 from warehouse.lock import refresh_lock
 
 KILLS = int(os.environ.get("GPUPRICES_CRASH_KILLS", "20"))
-BATCH_ROWS = 40_000  # big enough that an append takes a while to kill in the middle of
+BATCH_ROWS = 20_000  # big enough that an append takes a while to kill in the middle of
 
 # Appends one big batch per run id given on stdin; says "appending <run_id>" just before.
 APPENDER = textwrap.dedent("""

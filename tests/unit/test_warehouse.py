@@ -179,3 +179,26 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
     assert price_at("2025-06-12 12:00:00+00") == {"h100": 2.0, "t4": 0.5}  # re-confirmed
     assert price_at("2025-06-09 12:00:00+00") == {}
     assert count(con, "SELECT count(*) FROM observation WHERE source = 'acme'") == 6
+
+
+def test_one_source_speaks_per_provider_gpu_and_pricing(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """Two direct sources (API and page) of one provider: the API's price wins where both list
+    a GPU; the page still shows what only it lists; an aggregator fills in nothing here."""
+    api = make_source("acme-api", tmp_path)
+    page = SourceDef(name="acme-page", provider="acme", kind="page", url="https://acme/p",
+                     example=tmp_path / "unused", example_as_of="2025-06-10", fetch_fn=None,
+                     parse_fn=parse_rows)
+    agg = make_source("catalog", tmp_path, aggregator=True)
+    register_sources(con, [SourceInfo(s.name, "*" if s.aggregator else s.provider, s.kind,
+                                      s.url, s.aggregator) for s in (api, page, agg)])
+    land(con, api, capture("acme-api", 10, [offer("h100-api", 2.0)]), tmp_path, "r1")
+    land(con, page, capture("acme-page", 10, [offer("H100 page", 2.2),
+                                              offer("L4 page", 0.5, gpu="L4")]), tmp_path, "r1")
+    land(con, agg, capture("catalog", 10, [offer("agg-a100", 1.0, gpu="A100 80GB")]),
+         tmp_path, "r1")
+    rows = con.execute("SELECT source, offering FROM latest_price ORDER BY offering").fetchall()
+    assert rows == [("acme-page", "L4 page"), ("acme-api", "h100-api")]
+    everything = count(con, "SELECT count(*) FROM latest_price_all_sources")
+    assert everything == 4
