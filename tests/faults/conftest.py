@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -105,12 +104,6 @@ def night_copy(seeded_warehouse: Path, tmp_path: Path) -> Path:
     return target
 
 
-def with_base_urls(settings: Settings, server: FaultServer) -> Settings:
-    """Refresh base URLs after plans changed (a refused source points at a closed port)."""
-    http = replace(settings.http, base_urls={n: server.url(n) for n in all_sources()})
-    return replace(settings, http=http)
-
-
 # --- the printed matrix ---------------------------------------------------------------------
 
 _MATRIX: dict[tuple[str, str], str] = {}
@@ -151,4 +144,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"{len(_MATRIX)} cells, {failed} failed")
 
 
-__all__ = ["FAULTS", "MAX_BYTES", "dummy_secrets", "fault_settings", "with_base_urls"]
+__all__ = ["FAULTS", "MAX_BYTES", "dummy_secrets", "fault_settings"]
