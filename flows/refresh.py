@@ -27,7 +27,7 @@ from prefect.states import Completed, Failed, State
 from gpuprices.settings import Settings, load_settings
 from scrapers.base import FetchError, ParseError, Source, SourceSkipped
 from scrapers.http import with_retries
-from scrapers.registry import all_sources
+from scrapers.registry import all_sources, resolve_names
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
@@ -131,10 +131,7 @@ def run_refresh(
 ) -> list[ScrapeOutcome]:
     """Refresh the chosen sources (all by default) into the warehouse. Used by the flow."""
     sources = all_sources()
-    chosen = source_names or list(sources)
-    unknown = [n for n in chosen if n not in sources]
-    if unknown:
-        raise KeyError(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(sources)}")
+    chosen = resolve_names(source_names) if source_names else list(sources)  # KeyError: unknown
     run_id = run_id or f"refresh-{uuid.uuid4().hex[:12]}"
     outcomes: list[ScrapeOutcome] = []
     write_lock = threading.Lock()

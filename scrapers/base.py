@@ -136,6 +136,8 @@ class SourceDef:
     fetch_fn: Any = field(repr=False)
     parse_fn: Any = field(repr=False)
     aggregator: bool = False
+    # Other names accepted on the command line (e.g. `skypilot` for `skypilot-catalog`).
+    aliases: tuple[str, ...] = ()
     # Environment variables holding this source's secrets (sent in headers, never stored).
     secret_names: tuple[str, ...] = ()
 
@@ -144,7 +146,15 @@ class SourceDef:
         return raw
 
     def parse(self, raw: RawCapture) -> pl.DataFrame:
-        return conform(self.parse_fn(raw))
+        """Parse a payload; any failure is a ParseError naming the source (never a bare crash)."""
+        try:
+            return conform(self.parse_fn(raw))
+        except ParseError:
+            raise
+        except Exception as exc:  # a shape the parser never saw: wrong types, missing keys ...
+            detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+            raise ParseError(f"{self.name}: unexpected payload shape "
+                             f"({type(exc).__name__}: {detail})") from exc
 
     def example_capture(self, fetched_at: datetime | None = None) -> RawCapture:
         """The bundled snapshot as if just fetched from `url` (offline mode)."""

@@ -41,10 +41,14 @@ def all_sources() -> dict[str, Source]:
 
 
 def get_source(name: str) -> Source:
+    """The source called `name` on the command line (its name or one of its aliases)."""
     sources = all_sources()
-    try:
-        return sources[name]
-    except KeyError:
-        raise KeyError(
-            f"no source named {name!r}; known sources: {', '.join(sorted(sources))}"
-        ) from None
+    for source in sources.values():
+        if name == source.name or name in source.aliases:
+            return source
+    raise KeyError(f"no source named {name!r}; known sources: {', '.join(sorted(sources))}")
+
+
+def resolve_names(names: list[str]) -> list[str]:
+    """Canonical source names for command-line names (aliases allowed); KeyError if unknown."""
+    return [get_source(name).name for name in names]

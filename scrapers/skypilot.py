@@ -97,19 +97,23 @@ _HEADER_ORDERS: dict[tuple[str, ...], str] = {
 }
 
 
+# Stored as source `skypilot-catalog`; `skypilot` is accepted on the command line.
+NAME = "skypilot-catalog"
+
+
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
     """One GET per cloud, bundled into one JSON container (see the module docstring).
 
     A transient failure fails the fetch (the flow retries it); a cloud whose file is gone
     (404 ...) is listed under "missing" so that the other clouds still land.
     """
-    base = settings.base_url("skypilot", RAW_BASE) + CATALOG_PATH
+    base = settings.base_url(NAME, RAW_BASE) + CATALOG_PATH
     clouds: dict[str, str] = {}
     missing: dict[str, str] = {}
     for cloud in CLOUDS:
         url = f"{base}/{cloud}/vms.csv"
         try:
-            raw = request(client, settings, "skypilot", "GET", url,
+            raw = request(client, settings, NAME, "GET", url,
                           headers={"Accept": "text/csv, text/plain"})
         except FetchError as error:
             if error.transient:
@@ -118,13 +122,13 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
             continue
         clouds[cloud] = raw.text()
     if not clouds:
-        raise FetchError("skypilot", base, "no cloud catalog could be read: " +
+        raise FetchError(NAME, base, "no cloud catalog could be read: " +
                          "; ".join(f"{c}: {why}" for c, why in missing.items()))
     body = orjson.dumps(
         {"format": CONTAINER_FORMAT, "catalog": "v5", "clouds": clouds, "missing": missing},
         option=orjson.OPT_SORT_KEYS,
     )
-    return RawCapture(source="skypilot", url=base + "/", fetched_at=now_utc(), body=body,
+    return RawCapture(source=NAME, url=base + "/", fetched_at=now_utc(), body=body,
                       content_type="application/json")
 
 
@@ -289,7 +293,8 @@ def _rows(header: list[str], records: Iterable[dict[str, str]], cloud: str) -> p
 
 
 SOURCE = SourceDef(
-    name="skypilot",
+    name=NAME,
+    aliases=("skypilot",),
     provider="skypilot",
     kind="catalog",
     url=URL.format(cloud="<cloud>"),

@@ -26,7 +26,7 @@ import duckdb
 
 from schemas.observation import batch_rejection, validate
 from scrapers.base import ParseError, RawCapture, Source
-from scrapers.registry import all_sources
+from scrapers.registry import all_sources, get_source
 from warehouse.append import (
     ScrapeRecord,
     append_batch,
@@ -79,8 +79,8 @@ def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str |
             since: date | None = None) -> list[ReparseResult]:
     """Re-parse the stored captures of `source` (all by default) observed on/after `since`."""
     sources = all_sources()
-    if source is not None and source not in sources:
-        raise KeyError(f"no source named {source!r}; known sources: {', '.join(sorted(sources))}")
+    if source is not None:
+        source = get_source(source).name  # an alias (skypilot) names its source; KeyError if none
     captures = stored_captures(con, source, since)
     if not captures:
         return []

@@ -127,6 +127,6 @@ ADAPTERS: dict[str, Serve] = {
     "azure": Serve(split=lambda b: _pages(b, _azure_next), route=_query_key("$skip")),
     "gcp": Serve(split=lambda b: _pages(b, _gcp_next), route=_query_key("pageToken")),
     "aws": Serve(split=_aws_split, route=_aws_route),
-    "skypilot": Serve(split=_skypilot_split, route=_skypilot_route),
+    "skypilot-catalog": Serve(split=_skypilot_split, route=_skypilot_route),
 }
 DEFAULT = Serve()

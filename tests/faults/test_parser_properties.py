@@ -154,21 +154,10 @@ def check_parse(source: Source, body: bytes) -> None:
         assert good["offering"].null_count() == 0 and good["provider"].null_count() == 0
 
 
-# Parsers these tests found crashing with something other than ParseError on mutated input
-# (reported to the lead; warehouse.ingest still records such a crash as a parse error).
-# Non-strict: a fixed parser simply passes.
-KNOWN_CRASHES: dict[str, str] = {
-    "aws": "polars ComputeError on a badly quoted CSV field (scrapers/aws.py parse fast path)",
-    "aws-spot": "AttributeError/TypeError on non-dict entries (scrapers/aws_spot.py:72-79)",
-    "azure": "polars ComputeError on mixed-type fields in rows_frame (scrapers/azure.py:187)",
-    "gcp": "TypeError/AttributeError on non-dict/non-list nodes (scrapers/gcp.py:159-198)",
-    "lambda": "TypeError: 'int' object is not iterable (scrapers/lambda_api.py:115)",
-}
-
-
-@pytest.mark.parametrize("source_name", [
-    pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_CRASHES[name], strict=False))
-    if name in KNOWN_CRASHES else name for name in SOURCES])
+# Parsers once crashed here with TypeError / polars ComputeError on mutated input (aws-spot,
+# azure, gcp, lambda, ...); SourceDef.parse now turns any such crash into a ParseError that
+# names the source, so every source must pass.
+@pytest.mark.parametrize("source_name", SOURCES)
 def test_parser_raises_parse_error_or_returns_checkable_rows(source_name: str) -> None:
     source = all_sources()[source_name]
 

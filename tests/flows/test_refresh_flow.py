@@ -11,10 +11,10 @@ import pytest
 import scrapers.modal
 from flows.refresh import refresh
 
-SPINE = ["vastai", "modal", "skypilot"]
+SPINE = ["vastai", "modal", "skypilot"]  # as typed on the command line (alias of skypilot-catalog)
 # Rows each bundled example yields (checked by hand in the unit tests):
 # vastai 10 offers on demand + 9 with a min_bid; modal 9 GPUs; skypilot 63 over six clouds.
-EXPECTED_ROWS = {"vastai": 19, "modal": 9, "skypilot": 63}
+EXPECTED_ROWS = {"vastai": 19, "modal": 9, "skypilot-catalog": 63}
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_offline_refresh_lands_every_spine_source_idempotently(
     rows = dict(query(isolated, "SELECT source, count(*) FROM observation GROUP BY source"))
     assert rows == EXPECTED_ROWS
     runs = query(isolated, "SELECT source, status, rows_stored FROM scrape_run ORDER BY source")
-    assert runs == [("modal", "success", 9), ("skypilot", "success", 63),
+    assert runs == [("modal", "success", 9), ("skypilot-catalog", "success", 63),
                     ("vastai", "success", 19)]
     providers = {p for (p,) in query(isolated, "SELECT DISTINCT provider FROM observation")}
     assert providers == {"vastai", "modal", "lambda", "runpod", "aws", "azure", "gcp",
@@ -69,10 +69,10 @@ def test_a_failing_source_does_not_stop_the_others(
     assert state.is_failed()
     assert "modal" in (state.message or "") and "1 of 3" in (state.message or "")
     runs = dict(query(isolated, "SELECT source, status FROM scrape_run"))
-    assert runs == {"modal": "failed", "vastai": "success", "skypilot": "success"}
+    assert runs == {"modal": "failed", "vastai": "success", "skypilot-catalog": "success"}
     error = query(isolated, "SELECT error FROM scrape_run WHERE source = 'modal'")[0][0]
     assert "parse error" in str(error) and "line-item" in str(error)
     rows = dict(query(isolated, "SELECT source, count(*) FROM observation GROUP BY source"))
-    assert rows == {"vastai": 19, "skypilot": 63}
+    assert rows == {"vastai": 19, "skypilot-catalog": 63}
     assert query(isolated, "SELECT status, note FROM refresh_run") == [
         ("partial", "failed: modal")]

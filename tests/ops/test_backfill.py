@@ -129,13 +129,13 @@ def test_history_behind_newer_live_data(tmp_path: Path, warehouse_path: Path) ->
     root = tmp_path / "skypilot"
     write_snapshot(root, "lambda", "2024-02-29", lambda_csv())
     with open_warehouse(warehouse_path) as con:
-        con.execute("INSERT INTO source VALUES ('skypilot', '*', 'catalog', 'x', true)")
+        con.execute("INSERT INTO source VALUES ('skypilot-catalog', '*', 'catalog', 'x', true)")
         night = ingest(con, skypilot, live, run_id="night", archive_root=tmp_path / "raw")
         assert night.status == "success" and night.rows_stored > 2 * 4
         results = backfill_skypilot(con, root, archive_root=tmp_path / "raw")
         # Not mistaken for a broken response although it has far fewer rows than last night.
         assert [(r.status, r.rows_stored) for r in results] == [("success", 4)]
-        assert con.execute("SELECT capture_id FROM latest_capture WHERE source = 'skypilot'"
+        assert con.execute("SELECT capture_id FROM latest_capture WHERE source = 'skypilot-catalog'"
                            ).fetchone() == (live.capture_id,)
         old = con.execute("SELECT count(*) FROM price_at(TIMESTAMPTZ '2024-03-01 00:00:00+00')"
                           ).fetchone()

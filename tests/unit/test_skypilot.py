@@ -206,7 +206,7 @@ def test_fetch_reads_every_cloud_into_one_container() -> None:
 def test_fetch_fails_on_a_transient_error_so_the_flow_retries() -> None:
     respx.get(url__regex=r".*/vms\.csv").mock(return_value=httpx.Response(503))
     with httpx.Client() as client, pytest.raises(FetchError) as error:
-        fetch(client, HttpSettings(base_urls={"skypilot": "http://127.0.0.1:9"}))
+        fetch(client, HttpSettings(base_urls={"skypilot-catalog": "http://127.0.0.1:9"}))
     assert error.value.transient and "127.0.0.1:9" in error.value.url
 
 
