@@ -4,7 +4,7 @@ GPUPRICES_WAREHOUSE     warehouse file (default data/gpu_prices.duckdb)
 GPUPRICES_ARCHIVE       raw payload archive (default: raw/ beside the warehouse)
 GPUPRICES_REPORTS       report output folder (default: reports/ beside the warehouse)
 GPUPRICES_TIMEOUT_S     per-request HTTP timeout (default 30)
-GPUPRICES_SOURCE_TIMEOUT_S  budget for one source's fetch incl. retries (default 300)
+GPUPRICES_REQUEST_BUDGET_S  wall-clock budget for one HTTP response, however it trickles (300)
 GPUPRICES_RETRIES       attempts for transient HTTP errors (default 3)
 GPUPRICES_MAX_BYTES     largest response accepted (default 256 MiB)
 GPUPRICES_BASE_URL_<SOURCE>  base URL override for one source (proxy, mirror, test server)
@@ -32,7 +32,6 @@ class Settings:
     reports_dir: Path | None = None
     retries: int = 3
     backoff_base_s: float = 1.0
-    source_timeout_s: float = 300.0
     http: HttpSettings = field(default_factory=HttpSettings)
 
     @property
@@ -59,6 +58,7 @@ def load_settings(env: Mapping[str, str] | None = None,
     http = HttpSettings(
         timeout_s=float(env.get("GPUPRICES_TIMEOUT_S", 30)),
         max_bytes=int(env.get("GPUPRICES_MAX_BYTES", 256 * 1024 * 1024)),
+        request_budget_s=float(env.get("GPUPRICES_REQUEST_BUDGET_S", 300)),
         base_urls=base_urls,
         secrets={name: env[name] for name in SECRET_NAMES if env.get(name)},
     )
@@ -68,7 +68,6 @@ def load_settings(env: Mapping[str, str] | None = None,
         reports_dir=Path(env["GPUPRICES_REPORTS"]) if env.get("GPUPRICES_REPORTS") else None,
         retries=int(env.get("GPUPRICES_RETRIES", 3)),
         backoff_base_s=float(env.get("GPUPRICES_BACKOFF_S", 1.0)),
-        source_timeout_s=float(env.get("GPUPRICES_SOURCE_TIMEOUT_S", 300)),
         http=http,
     )
     return settings.with_warehouse(warehouse)

@@ -88,6 +88,10 @@ class HttpSettings:
 
     timeout_s: float = 30.0
     max_bytes: int = 256 * 1024 * 1024  # a response larger than this is refused, not buffered
+    # Wall-clock limit for one response: the read timeout alone lets a server that drips a
+    # byte a second hold a source forever. With retries, a source is bounded by
+    # attempts x request_budget_s + backoff.
+    request_budget_s: float = 300.0
     user_agent: str = "gpuprices/0.1 (+https://github.com/gpuprices/gpuprices)"
     # Per-source base URL overrides (a proxy, a mirror, or a local test server).
     base_urls: Mapping[str, str] = field(default_factory=dict)

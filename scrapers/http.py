@@ -66,8 +66,13 @@ def request(
                                  f"{settings.max_bytes}-byte cap")
             chunks: list[bytes] = []
             size = 0
+            deadline = time.monotonic() + settings.request_budget_s
             for chunk in response.iter_bytes():
                 size += len(chunk)
+                if time.monotonic() > deadline:
+                    raise FetchError(source, shown, f"response still arriving after "
+                                     f"{settings.request_budget_s:g} s; gave up",
+                                     transient=True)
                 if size > settings.max_bytes:
                     raise FetchError(source, shown, f"response exceeds the "
                                      f"{settings.max_bytes}-byte cap; stopped reading")

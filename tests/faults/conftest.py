@@ -35,7 +35,7 @@ def fault_settings(server: FaultServer, warehouse: Path, *, secrets: dict[str, s
         secrets=secrets if secrets is not None else dummy_secrets(),
     )
     return Settings(warehouse=warehouse, archive_dir=warehouse.parent / "raw", retries=retries,
-                    backoff_base_s=0.01, source_timeout_s=20.0, http=http)
+                    backoff_base_s=0.01, http=http)
 
 
 @pytest.fixture(scope="session")
