@@ -8,14 +8,19 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpuprices.output import Format, print_frame
 from gpuprices.settings import load_settings
+
+if TYPE_CHECKING:
+    import duckdb
 
 app = typer.Typer(
     name="gpuprices",
@@ -36,6 +41,22 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table, csv or
 def fail(message: str, code: int = 1) -> typer.Exit:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     return typer.Exit(code)
+
+
+@contextmanager
+def read_warehouse(warehouse: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse opened read-only for one command; a clear error (exit 1) when it cannot be."""
+    from warehouse.connection import WarehouseError, connect_read_only
+
+    settings = load_settings(warehouse=warehouse)
+    try:
+        con = connect_read_only(settings.warehouse)
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def prepare_prefect(warehouse: Path) -> None:
@@ -91,25 +112,17 @@ def query(
     """Run read-only SQL against the warehouse. Statements that write are refused."""
     import duckdb
 
-    from warehouse.connection import WarehouseError, connect_read_only
-
-    settings = load_settings(warehouse=warehouse)
-    try:
-        con = connect_read_only(settings.warehouse)
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
-    try:
-        result = con.sql(sql)
-        if result is None:
-            raise fail("the statement returned no rows")
-        frame = result.pl()
-    except duckdb.Error as exc:
-        message = str(exc).splitlines()[0]
-        if "read-only" in message.lower() or "read only" in message.lower():
-            message = f"the warehouse is opened read-only: {message}"
-        raise fail(message) from None
-    finally:
-        con.close()
+    with read_warehouse(warehouse) as con:
+        try:
+            result = con.sql(sql)
+            if result is None:
+                raise fail("the statement returned no rows")
+            frame = result.pl()
+        except duckdb.Error as exc:
+            message = str(exc).splitlines()[0]
+            if "read-only" in message.lower() or "read only" in message.lower():
+                message = f"the warehouse is opened read-only: {message}"
+            raise fail(message) from None
     print_frame(frame, fmt)
 
 
@@ -119,7 +132,6 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
     import polars as pl
 
     from scrapers.registry import all_sources
-    from warehouse.connection import WarehouseError, connect_read_only
 
     registry = pl.DataFrame(
         [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
@@ -128,16 +140,10 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
     settings = load_settings(warehouse=warehouse)
     status = None
     if settings.warehouse.exists():
-        try:
-            con = connect_read_only(settings.warehouse)
-        except WarehouseError as exc:
-            raise fail(str(exc)) from None
-        try:
+        with read_warehouse(settings.warehouse) as con:
             status = con.execute(
                 "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
                 "last_status, stale, unknown_gpus, last_error FROM source_status").pl()
-        finally:
-            con.close()
     if status is None or status.height == 0:
         frame = registry.with_columns(pl.lit("never run").alias("last_status"))
     else:
@@ -208,16 +214,15 @@ def refresh(
 def print_summary(warehouse: Path, fmt: Format = Format.table) -> None:
     """Rows per source in the last run, unknown GPU names, the cheapest offer per tier."""
     from reports.queries import cheapest_per_tier, rows_per_source, unknown_gpus
-    from warehouse.connection import connect_read_only
 
-    con = connect_read_only(warehouse)
-    try:
+    with read_warehouse(warehouse) as con:
         print_frame(rows_per_source(con), fmt, title="rows per source (last refresh)")
-        print_frame(unknown_gpus(con), fmt, title="GPU names not in the catalog (kept as "
-                    "'unknown')")
+        unknown = unknown_gpus(con)
+        if unknown.height or fmt is not Format.table:
+            print_frame(unknown, fmt, title="GPU names not in the catalog (kept as 'unknown')")
+        else:
+            typer.echo("GPU names not in the catalog: none")
         print_frame(cheapest_per_tier(con), fmt, title="cheapest on-demand offer per GPU tier")
-    finally:
-        con.close()
 
 
 @app.command()

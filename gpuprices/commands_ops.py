@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect
+from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
 from gpuprices.output import Format, print_frame
 from gpuprices.settings import load_settings
 
@@ -119,18 +119,10 @@ def export(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Export observations (hive-partitioned by provider and month) and latest prices."""
-    from warehouse.connection import WarehouseError, connect_read_only
     from warehouse.export import export as export_files
 
-    settings = load_settings(warehouse=warehouse)
-    try:
-        con = connect_read_only(settings.warehouse)
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
-    try:
+    with read_warehouse(warehouse) as con:
         result = export_files(con, directory, fmt.value)
-    finally:
-        con.close()
     typer.echo(f"{result.observations} observations in {result.partitions} partitions "
                f"-> {directory / 'observations'}")
     for name, rows in result.files.items():
@@ -206,18 +198,9 @@ def alerts_check(
 @alerts_app.command("list")
 def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
     """Alert events already sent (newest first)."""
-    from warehouse.connection import WarehouseError, connect_read_only
-
-    settings = load_settings(warehouse=warehouse)
-    try:
-        con = connect_read_only(settings.warehouse)
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
-    try:
+    with read_warehouse(warehouse) as con:
         frame = con.execute("SELECT fired_at, rule, kind, message, delivered FROM alert_event "
                             "ORDER BY fired_at DESC").pl()
-    finally:
-        con.close()
     print_frame(frame, fmt, title="alert events")
 
 

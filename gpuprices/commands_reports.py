@@ -7,20 +7,17 @@ inside the commands so `gpuprices --help` stays fast.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect
+from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
 from gpuprices.output import Format, print_frame
 from gpuprices.settings import load_settings
 
 if TYPE_CHECKING:
-    import duckdb
     import polars as pl
 
 PricingOpt = Annotated[list[str] | None, typer.Option(
@@ -30,25 +27,12 @@ ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="only 
                                                        "(repeatable)")]
 
 
-@contextmanager
-def _read(warehouse: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    from warehouse.connection import WarehouseError, connect_read_only
-
-    settings = load_settings(warehouse=warehouse)
-    try:
-        con = connect_read_only(settings.warehouse)
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
-    try:
-        yield con
-    finally:
-        con.close()
 
 
 def _current_prices(warehouse: Path | None) -> pl.DataFrame:
     from reports.queries import prices_at
 
-    with _read(warehouse) as con:
+    with read_warehouse(warehouse) as con:
         return prices_at(con, datetime.now(UTC))
 
 
@@ -151,7 +135,7 @@ def history(
     models = _models([gpu])
     until = datetime.now(UTC).date()
     since = until - timedelta(days=days)
-    with _read(warehouse) as con:
+    with read_warehouse(warehouse) as con:
         rows = daily_cheapest_history(con, models, since=since, until=until,
                                       pricing=_pricing(pricing or ["on_demand"]),
                                       providers=provider)
@@ -194,7 +178,7 @@ def scenario(
     else:
         raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
-    with _read(warehouse) as con:
+    with read_warehouse(warehouse) as con:
         prices = prices_at(con, datetime.now(UTC))
         plans = reference_table(con, "plan")
     print_frame(evaluate(prices, chosen, plans), fmt, title=chosen.title)

@@ -68,7 +68,7 @@ def test_stale_source_fires_once_per_episode(tmp_path: Path, warehouse_path: Pat
         later = datetime.now(UTC) + timedelta(hours=30)
         fired = check_alerts(con, config, now=later)
         assert len(fired) == 1 and fired[0].message.startswith(
-            "source skypilot stale for more than 24 h: last success ")
+            "source skypilot-catalog stale for more than 24 h: last success ")
         assert check_alerts(con, config, now=later + timedelta(hours=5)) == []
 
 
