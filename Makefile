@@ -1,6 +1,7 @@
 # Two commands for a fresh machine: `make demo` and `make test`.
 SHELL := /bin/bash
-UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+# uv on PATH, else the uv module that `make uv` installs with pip (works wherever pip puts scripts).
+UV ?= $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export DO_NOT_TRACK ?= 1
 # Install compiled bytecode: with PYTHONDONTWRITEBYTECODE set (as on CI) every CLI call would
@@ -18,7 +19,8 @@ help:
 
 # uv is bootstrapped with pip when missing (no other download needed).
 uv:
-	@command -v $(UV) >/dev/null 2>&1 || python3 -m pip install --user --quiet uv
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --user uv \
+		|| python3 -m pip install --quiet uv
 	@$(UV) --version
 
 install: uv

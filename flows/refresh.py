@@ -28,9 +28,15 @@ from gpuprices.settings import Settings, load_settings
 from scrapers.base import FetchError, ParseError, Source, SourceSkipped
 from scrapers.http import with_retries
 from scrapers.registry import all_sources, resolve_names
-from warehouse.append import SourceInfo, finish_run, register_sources, start_run
+from warehouse.append import (
+    SourceInfo,
+    capture_stored,
+    finish_run,
+    register_sources,
+    start_run,
+)
 from warehouse.connection import open_warehouse
-from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
+from warehouse.ingest import ScrapeOutcome, land, prepare, record_fetch_failure
 from warehouse.lock import refresh_lock
 
 # The CLI listens here to draw its progress display; each record carries `outcome`.
@@ -95,10 +101,14 @@ def scrape_source(
                 return record_fetch_failure(
                     con.cursor(), source, run_id=run_id, started_at=started, attempts=1,
                     error=f"parse error: {error}")
+    # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
+    # a payload already stored is not parsed at all (`land` checks again under the lock).
+    prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
+        else prepare(source, raw, run_id)
     with write_lock:
-        return ingest(con.cursor(), source, raw, run_id=run_id,
-                      archive_root=settings.archive_root, started_at=started,
-                      attempts=attempts, note=note)
+        return land(con.cursor(), source, raw, prepared, run_id=run_id,
+                    archive_root=settings.archive_root, started_at=started,
+                    attempts=attempts, note=note)
 
 
 def _report(outcome: ScrapeOutcome) -> None:

@@ -9,9 +9,11 @@ with its own offer id: every id is kept once.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import httpx
+import msgspec
 import polars as pl
 
 from scrapers._json import as_float, load_json
@@ -53,6 +55,59 @@ def _offers(payload: Any) -> list[dict[str, Any]]:
     return [offer for offer in payload if isinstance(offer, dict)]
 
 
+
+class _Offer(msgspec.Struct):
+    """The fields the parser reads; decoding skips the ~100 others. `Any`: values arrive as
+    the JSON has them (as_float and the checks below handle odd types). UNSET = absent."""
+
+    id: Any = msgspec.UNSET
+    ask_contract_id: Any = None
+    gpu_name: Any = None
+    geolocation: Any = None
+    rentable: Any = None
+    rented: Any = None
+    num_gpus: Any = None
+    dph_total: Any = None
+    dph_base: Any = None
+    gpu_ram: Any = None
+    cpu_ram: Any = None
+    cpu_cores_effective: Any = None
+    min_bid: Any = None
+
+
+class _Envelope(msgspec.Struct):
+    offers: list[_Offer]
+
+
+_DECODER = msgspec.json.Decoder(_Envelope | list[_Offer])
+_FIELDS = tuple(_Offer.__struct_fields__)
+_GET_FIELDS = operator.attrgetter(*_FIELDS)
+
+
+def _columns(body: bytes) -> dict[str, list[Any]]:
+    """Each field the parser reads, as one list over the offers (`id`: id, else contract id).
+
+    Typed decoding of just those fields is much faster than building every offer's dict of
+    ~100 keys; a payload it does not fit (an offer that is not an object, `offers` missing
+    or not a list, bad JSON) takes the general path, which accepts or rejects it as before.
+    """
+    try:
+        decoded = _DECODER.decode(body)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        dicts = _offers(load_json(body, what="vastai"))
+        columns = {key: [o.get(key) for o in dicts] for key in _FIELDS}
+        columns["id"] = [o.get("id", o.get("ask_contract_id")) for o in dicts]
+        return columns
+    offers = decoded.offers if isinstance(decoded, _Envelope) else decoded
+    # One C-level pass per offer, then a transpose: ~3x faster than one getattr per cell.
+    columns = dict(zip(_FIELDS, map(list, zip(*map(_GET_FIELDS, offers), strict=True)),
+                       strict=True)) if offers else {key: [] for key in _FIELDS}
+    unset = msgspec.UNSET
+    columns["id"] = [c if i is unset else i
+                     for i, c in zip(columns["id"], columns["ask_contract_id"], strict=True)]
+    return columns
+
+
 _NUMBER_TYPES = frozenset({int, float, type(None)})
 
 
@@ -70,14 +125,14 @@ def parse(raw: RawCapture) -> pl.DataFrame:
     Same rows, in the same order, as one on-demand row per offer followed by its interruptible
     row; a 10k-offer scan parses in a few tens of ms (bench/vs_gpuhunt.py).
     """
-    offers = _offers(load_json(raw.body, what="vastai"))
-    ids = [offer.get("id", offer.get("ask_contract_id")) for offer in offers]
+    col = _columns(raw.body)
     frame = pl.DataFrame({
-        "offering": [None if i is None else str(i) for i in ids],
-        "gpu_name": [n if isinstance(n := o.get("gpu_name"), str) else None for o in offers],
-        "region": [o.get("geolocation") or "unknown" for o in offers],
-        "available": [bool(o.get("rentable")) and not bool(o.get("rented")) for o in offers],
-        **{key: _floats([o.get(key) for o in offers]) for key in (
+        "offering": [None if i is None else str(i) for i in col["id"]],
+        "gpu_name": [n if isinstance(n, str) else None for n in col["gpu_name"]],
+        "region": [g or "unknown" for g in col["geolocation"]],
+        "available": [bool(r) and not bool(d) for r, d in zip(col["rentable"], col["rented"],
+                                                              strict=True)],
+        **{key: _floats(col[key]) for key in (
             "num_gpus", "dph_total", "dph_base", "gpu_ram", "cpu_ram",
             "cpu_cores_effective", "min_bid")},
     }, strict=False)

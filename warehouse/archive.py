@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import gzip
 import os
+import threading
 from pathlib import Path
 
 from scrapers.base import RawCapture
+
+# Level 1: ~3x faster than the default 6 on large JSON (107 vs 290 ms for Azure's 30 MB) for
+# a ~25 % larger file; any level reads back the same way.
+COMPRESS_LEVEL = 1
 
 
 def archive_path(capture_id: str) -> Path:
@@ -27,8 +32,9 @@ def archive(raw: RawCapture, root: Path) -> Path:
     if target.exists():
         return relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".tmp{os.getpid()}")
-    with gzip.open(partial, "wb", compresslevel=6) as handle:
+    # Unique per process and thread: two tasks may archive the same payload at once.
+    partial = target.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+    with gzip.open(partial, "wb", compresslevel=COMPRESS_LEVEL) as handle:
         handle.write(raw.body)
     os.replace(partial, target)
     return relative

@@ -3,6 +3,10 @@
 This is the whole per-source pipeline after the network. The refresh flow, the backfill,
 `reparse` and the tests all call it, so a capture lands the same way whichever path brought it.
 A failure at any step is recorded (scrape_run) with a reason, never raised past the caller.
+
+`ingest` = `prepare` (parse + validate: pure CPU, no warehouse) then `land` (archive, guards,
+append). The refresh flow runs `prepare` outside the warehouse's write lock, so one source's
+parsing overlaps another's append.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import duckdb
 import polars as pl
 
 from schemas.gpus import UNKNOWN_GPU
-from schemas.observation import batch_rejection, to_observations, validate
+from schemas.observation import ValidatedBatch, batch_rejection, to_observations, validate
 from scrapers.base import ParseError, RawCapture, Source
 from warehouse.append import (
     ScrapeRecord,
@@ -78,6 +82,30 @@ def unknown_names(observations: pl.DataFrame) -> list[str]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A capture parsed and validated, not yet landed: `batch` or the parse `error`."""
+
+    capture_id: str
+    run_id: str
+    rows_parsed: int = 0
+    batch: ValidatedBatch | None = None
+    unknown_gpus: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
+    """Parse and validate `raw` (pure: no warehouse, no clock). Never raises for bad input."""
+    capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
+    try:
+        observations = parse_observations(source, raw, run_id)
+    except ParseError as exc:
+        return Prepared(capture_id, run_id, error=f"parse error: {exc}")
+    batch = validate(observations)
+    return Prepared(capture_id, run_id, observations.height, batch,
+                    tuple(unknown_names(batch.good)))
+
+
 def ingest(
     con: duckdb.DuckDBPyConnection,
     source: Source,
@@ -95,7 +123,32 @@ def ingest(
     `previous_rows`: what the shrink guard compares with; by default the source's last good
     run. A backfill passes the previous snapshot's rows (history lands behind newer data).
     """
-    capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
+    return land(con, source, raw, None, run_id=run_id, archive_root=archive_root,
+                started_at=started_at, attempts=attempts, note=note,
+                previous_rows=previous_rows)
+
+
+def land(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    raw: RawCapture,
+    prepared: Prepared | None,
+    *,
+    run_id: str,
+    archive_root: Path,
+    started_at: datetime | None = None,
+    attempts: int = 1,
+    note: str | None = None,
+    previous_rows: int | Literal["last_run"] | None = "last_run",
+) -> ScrapeOutcome:
+    """The warehouse half of `ingest`: archive, skip a stored payload, guard, append.
+
+    `prepared`: `prepare(source, raw, run_id)` done earlier (e.g. outside a lock); None to
+    parse here, and only when the payload is not already stored.
+    """
+    if prepared is not None and prepared.run_id != run_id:
+        raise ValueError(f"prepared for run {prepared.run_id!r}, landing run {run_id!r}")
+    capture_id = prepared.capture_id if prepared is not None else raw.capture_id
     record = ScrapeRecord(run_id=run_id, source=source.name,
                           started_at=started_at or datetime.now(UTC), status="failed",
                           attempts=attempts, observed_at=raw.fetched_at,
@@ -107,17 +160,17 @@ def ingest(
         record.note = note or "payload identical to a stored capture; prices re-confirmed"
         append_batch(con, record, capture=capture)
         return ScrapeOutcome.of(record, raw.url)
-    try:
-        observations = parse_observations(source, raw, run_id)
-    except ParseError as exc:
-        record.error = f"parse error: {exc}"
+    if prepared is None:
+        prepared = prepare(source, raw, run_id)
+    if prepared.batch is None:
+        record.error = prepared.error
         append_batch(con, record, capture=capture)
         return ScrapeOutcome.of(record, raw.url)
 
-    batch = validate(observations)
-    record.rows_parsed = observations.height
+    batch = prepared.batch
+    record.rows_parsed = prepared.rows_parsed
     record.rows_quarantined = batch.quarantined.height
-    record.unknown_gpus = unknown_names(batch.good)
+    record.unknown_gpus = list(prepared.unknown_gpus)
     previous = previous_good_rows(con, source.name) if previous_rows == "last_run" \
         else previous_rows
     rejection = batch_rejection(batch.good.height, previous)
