@@ -25,13 +25,13 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import httpx
 import polars as pl
 
+from scrapers._host_specs import HostSpec, load_host_specs
 from scrapers.base import (
     EXAMPLES_DIR,
     FetchError,
@@ -59,27 +59,14 @@ REQUIRED_COLUMNS = ("TermType", "Unit", "PricePerUnit", "Currency", "Instance Ty
                     "Operating System", "CapacityStatus")
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceGpus:
-    gpu_name: str
-    gpu_count: float
-    gpu_memory_gb: float
-    vcpus: float
-    ram_gb: float
+# The name the other AWS sources import.
+InstanceGpus = HostSpec
 
 
 @cache
 def instance_gpus(path: Path = INSTANCE_GPUS_PATH) -> dict[str, InstanceGpus]:
     """instance type -> its GPUs and size, from the table in the repo."""
-    with path.open(newline="", encoding="utf-8") as handle:
-        return {
-            row["instance_type"]: InstanceGpus(
-                gpu_name=row["gpu_name"], gpu_count=float(row["gpu_count"]),
-                gpu_memory_gb=float(row["gpu_memory_gb"]), vcpus=float(row["vcpus"]),
-                ram_gb=float(row["ram_gb"]),
-            )
-            for row in csv.DictReader(handle)
-        }
+    return load_host_specs(path, "instance_type")
 
 
 @cache

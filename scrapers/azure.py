@@ -21,10 +21,8 @@ quarantines it (visible, instead of silently dropped) until the table learns it.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ import httpx
 import orjson
 import polars as pl
 
+from scrapers._host_specs import HostSpec, load_host_specs
 from scrapers._json import load_json
 from scrapers.base import (
     EXAMPLES_DIR,
@@ -64,27 +63,10 @@ GPU_SERIES = re.compile(r"(?i)^Standard_N[CDV]\d")
 HOURS_PER_YEAR = 8760
 
 
-@dataclass(frozen=True, slots=True)
-class SkuGpus:
-    gpu_name: str
-    gpu_count: float
-    gpu_memory_gb: float
-    vcpus: float
-    ram_gb: float
-
-
 @cache
-def sku_gpus(path: Path = SKU_TABLE_PATH) -> dict[str, SkuGpus]:
+def sku_gpus(path: Path = SKU_TABLE_PATH) -> dict[str, HostSpec]:
     """Lower-cased armSkuName -> GPUs and size (the API spells some names with odd case)."""
-    with path.open(newline="", encoding="utf-8") as handle:
-        return {
-            row["arm_sku_name"].lower(): SkuGpus(
-                gpu_name=row["gpu_name"], gpu_count=float(row["gpu_count"]),
-                gpu_memory_gb=float(row["gpu_memory_gb"]), vcpus=float(row["vcpus"]),
-                ram_gb=float(row["ram_gb"]),
-            )
-            for row in csv.DictReader(handle)
-        }
+    return load_host_specs(path, "arm_sku_name", lower_keys=True)
 
 
 def _next_url(link: str, settings: HttpSettings) -> str:
