@@ -32,7 +32,8 @@ def print_frame(frame: pl.DataFrame, fmt: Format = Format.table, *, title: str |
     shown = frame if max_rows is None else frame.head(max_rows)
     for row in shown.iter_rows():
         table.add_row(*(_cell(v) for v in row))
-    console = Console()
+    # Piped output (logs, CI) has no terminal width: use a wide one rather than fold every cell.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
     console.print(table)
     if max_rows is not None and frame.height > max_rows:
         console.print(f"... {frame.height - max_rows} more rows (use --format csv for all)")
