@@ -17,7 +17,12 @@ class Format(StrEnum):
 def print_frame(frame: pl.DataFrame, fmt: Format = Format.table, *, title: str | None = None,
                 max_rows: int | None = None) -> None:
     if fmt is Format.csv:
-        sys.stdout.write(frame.write_csv())
+        # CSV has no nested values: a list (e.g. unknown GPU names) becomes "a, b".
+        flat = frame.with_columns(
+            pl.col(name).cast(pl.List(pl.String)).list.join(", ")
+            for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)
+        )
+        sys.stdout.write(flat.write_csv())
         return
     if fmt is Format.json:
         sys.stdout.write(frame.write_json() + "\n")
