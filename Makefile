@@ -19,7 +19,7 @@ help:
 
 # uv is bootstrapped with pip when missing (no other download needed).
 uv:
-	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --user uv \
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --user uv 2>/dev/null \
 		|| python3 -m pip install --quiet uv
 	@$(UV) --version
 
