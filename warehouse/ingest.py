@@ -65,14 +65,9 @@ def capture_row(raw: RawCapture, archive_rel: Path,
 
 
 def parse_observations(source: Source, raw: RawCapture, run_id: str) -> pl.DataFrame:
-    """Parse a capture into observation rows (unvalidated). Raises ParseError on any failure."""
-    try:
-        parsed = source.parse(raw)
-    except ParseError:
-        raise
-    except Exception as exc:  # a parser bug or a shape it never saw: same outcome for the run
-        raise ParseError(f"{type(exc).__name__}: {exc}") from exc
-    return to_observations(parsed, raw, run_id)
+    """Parse a capture into observation rows (unvalidated). Raises ParseError on any failure
+    (SourceDef.parse turns a parser's own crash into one)."""
+    return to_observations(source.parse(raw), raw, run_id)
 
 
 def unknown_names(observations: pl.DataFrame) -> list[str]:
