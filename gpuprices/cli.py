@@ -167,9 +167,11 @@ def _progress_handler(total: int) -> tuple[logging.Handler, object]:
             mark = "ok" if outcome.ok else "FAILED"
             progress.advance(task_id)
             progress.update(task_id, description=f"last: {outcome.source} {mark}")
-            if not outcome.ok:
-                progress.console.print(
-                    f"[red]{outcome.source}[/red] {outcome.url}: {outcome.error}")
+            if not outcome.ok:  # one line: source, URL, reason
+                error = str(outcome.error)
+                if not error.startswith(f"{outcome.source}: "):
+                    error = f"{outcome.source}: {outcome.url}: {error}"
+                progress.console.print(error, style="red", markup=False, highlight=False)
 
     return Handler(), progress
 
