@@ -16,9 +16,10 @@ import httpx
 import polars as pl
 import pytest
 
-from schemas.observation import to_observations, validate
+from schemas.observation import to_observations
 from scrapers import lambda_api, lambda_page
 from scrapers.base import HttpSettings, ParseError, RawCapture, SourceSkipped
+from tests.recorder import Recorder
 
 FETCHED = datetime(2026, 2, 11, tzinfo=UTC)
 KEY = "secret_lambda_key_0123456789"
@@ -214,27 +215,7 @@ def test_api_and_page_agree_row_for_row_on_the_same_prices() -> None:
     assert api.equals(page), api.join(page, on="offering", how="full", suffix="_page")
 
 
-@pytest.mark.parametrize("source", [lambda_api.SOURCE, lambda_page.SOURCE])
-def test_every_example_row_validates_and_maps_to_a_catalog_gpu(source) -> None:  # type: ignore[no-untyped-def]
-    capture = source.example_capture(FETCHED)
-    batch = validate(to_observations(source.parse(capture), capture, run_id="t"))
-    assert batch.quarantined.height == 0, batch.quarantined.select("offering", "failed_check")
-    assert "unknown" not in batch.good["gpu_model"].to_list()
-
-
 # --- fetch ------------------------------------------------------------------------------------
-
-class Recorder:
-    def __init__(self, body: bytes, status: int = 200) -> None:
-        self.requests: list[httpx.Request] = []
-        self.body = body
-        self.status = status
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return httpx.Response(self.status, content=self.body,
-                              headers={"content-type": "application/json"})
-
 
 def test_api_fetch_sends_the_key_only_in_the_authorization_header(
     caplog: pytest.LogCaptureFixture,

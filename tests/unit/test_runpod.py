@@ -20,9 +20,9 @@ import httpx
 import polars as pl
 import pytest
 
-from schemas.observation import to_observations, validate
 from scrapers import runpod_graphql, runpod_page, runpod_serverless
 from scrapers.base import HttpSettings, ParseError, RawCapture
+from tests.recorder import Recorder
 
 FETCHED = datetime(2025, 6, 21, tzinfo=UTC)
 KEY = "rpa_SECRETKEY0123456789"
@@ -217,26 +217,7 @@ def test_serverless_without_a_price_table_is_a_parse_error() -> None:
         runpod_serverless.parse(raw("runpod-serverless", "# Pricing\n\nSee the website.\n"))
 
 
-@pytest.mark.parametrize("source", [runpod_graphql.SOURCE, runpod_page.SOURCE,
-                                    runpod_serverless.SOURCE])
-def test_every_example_row_validates_and_maps_to_a_catalog_gpu(source) -> None:  # type: ignore[no-untyped-def]
-    capture = source.example_capture(FETCHED)
-    batch = validate(to_observations(source.parse(capture), capture, run_id="t"))
-    assert batch.quarantined.height == 0, batch.quarantined.select("offering", "failed_check")
-    assert "unknown" not in batch.good["gpu_model"].to_list()
-
-
 # --- fetch ------------------------------------------------------------------------------------
-
-class Recorder:
-    def __init__(self, body: bytes) -> None:
-        self.requests: list[httpx.Request] = []
-        self.body = body
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return httpx.Response(200, content=self.body)
-
 
 def test_graphql_fetch_posts_the_query_with_the_key_only_in_the_header(
     caplog: pytest.LogCaptureFixture,
