@@ -151,8 +151,16 @@ class SourceDef:
 
     def parse(self, raw: RawCapture) -> pl.DataFrame:
         """Parse a payload; any failure is a ParseError naming the source (never a bare crash)."""
+        return self.parse_with_strategy(raw)[0]
+
+    def parse_with_strategy(self, raw: RawCapture) -> tuple[pl.DataFrame, str]:
+        """Rows and the name of the strategy that read them ("api" for non-page parsers)."""
         try:
-            return conform(self.parse_fn(raw))
+            with_strategy = getattr(self.parse_fn, "parse_with_strategy", None)
+            if with_strategy is not None:
+                frame, strategy = with_strategy(raw)
+                return conform(frame), strategy
+            return conform(self.parse_fn(raw)), "api" if self.kind != "page" else "page"
         except ParseError:
             raise
         except Exception as exc:  # a shape the parser never saw: wrong types, missing keys ...

@@ -1,0 +1,355 @@
+"""The page-parsing toolkit every page source shares.
+
+Pages carry their prices in a few recurring shapes. A page source tries them in a fixed order
+of robustness, structured data first (it survives visual redesigns), then tables read by
+their header text, then cards:
+
+    json-ld  ->  next-data  ->  data-attributes  ->  table  ->  cards
+
+`parse_with_strategies` runs a source's strategies in that order and returns the first that
+read rows, with its name (`gpuprices parse` prints it). A strategy that does not recognise
+the page returns None; one that recognises the page but finds it broken raises ParseError.
+When none reads the page, the ParseError names every strategy tried and why each declined,
+so a new layout fails loudly instead of yielding a guessed number.
+
+Price text is parsed once, here: `parse_price("$2.99 / GPU / hr")` knows the amount, the
+currency, the period (hour, minute, second, month, year) and whether it is per GPU or per
+instance, from the page's own words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+from bs4 import BeautifulSoup, Tag
+
+from scrapers.base import ParseError, RawCapture
+
+__all__ = [
+    "STRATEGY_ORDER",
+    "PagePrice",
+    "Strategy",
+    "StrategyParser",
+    "Table",
+    "clean_text",
+    "data_attribute_elements",
+    "is_hidden",
+    "json_ld_objects",
+    "json_ld_products",
+    "next_data",
+    "parse_price",
+    "parse_with_strategies",
+    "read_tables",
+    "soup_of",
+    "visible",
+]
+
+StrategyName = Literal["json-ld", "next-data", "data-attributes", "table", "cards", "api"]
+STRATEGY_ORDER: tuple[str, ...] = ("json-ld", "next-data", "data-attributes", "table", "cards")
+Period = Literal["second", "minute", "hour", "day", "month", "year"]
+HOURS_PER: dict[str, float] = {
+    "second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "day": 24.0,
+    "month": 730.0, "year": 8760.0,
+}
+
+# Characters that pages and file indexes slip into text: no-break and zero-width spaces,
+# joiners, the byte-order mark, soft hyphens.
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_SPACES = re.compile(r"[\s\u00a0\u202f\u2007]+")
+
+
+def clean_text(text: str | None) -> str:
+    """Text with invisible characters removed and runs of any white space folded to one."""
+    if not text:
+        return ""
+    return _SPACES.sub(" ", _INVISIBLE.sub("", text)).strip()
+
+
+def soup_of(raw: RawCapture | str | bytes) -> BeautifulSoup:
+    if isinstance(raw, RawCapture):
+        raw = raw.body
+    return BeautifulSoup(raw, "lxml")
+
+
+# --- prices ---------------------------------------------------------------------------------
+
+_CURRENCY_SIGNS = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
+_CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "CNY", "INR", "CAD", "AUD", "SGD", "CHF")
+# An amount: "$2.99", "$2 .0000" (a typo seen on a real page), "1,234.50", "€ 0.75".
+_AMOUNT = re.compile(
+    r"(?P<sign>US\$|[$€£¥₹])?\s*(?P<num>\d{1,3}(?:,\d{3})+(?:\s?\.\s?\d+)?|\d+(?:\s?\.\s?\d+)?)"
+    r"\s*(?P<code>" + "|".join(_CURRENCY_CODES) + r")?",
+)
+_PERIODS: tuple[tuple[Period, re.Pattern[str]], ...] = (
+    ("second", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:gpu\s*[-/]?\s*)?(?:s|sec|secs|second)\b",
+                          re.I)),
+    ("minute", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:gpu\s*[-/]?\s*)?(?:min|mins|minute)\b", re.I)),
+    ("hour", re.compile(r"(?:/|\bper\b|\ban\b|\ba\b)\s*(?:gpu\s*[-/]?\s*)?(?:h|hr|hrs|hour)\b"
+                        r"|\bhourly\b|/\s*gpu\s*/\s*h", re.I)),
+    ("day", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:day)\b|\bdaily\b", re.I)),
+    ("month", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:mo|month)\b|\bmonthly\b", re.I)),
+    ("year", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:yr|year)\b|\byearly\b|\bannual", re.I)),
+)
+_PER_GPU = re.compile(r"\bper\s*gpu\b|/\s*gpu\b|\bgpu\s*[-/]\s*h(?:ou)?r|\bgpu\s*hour|"
+                      r"\bper\s+gpu\s+per\b|\bgpu\s*/\s*h", re.I)
+_NOT_A_PRICE = re.compile(r"contact|talk to|get a quote|request|sold out|coming soon|"
+                          r"\bn/?a\b|^\s*[-–—]\s*$|unavailable|waitlist|call us", re.I)
+_FROM = re.compile(r"\b(?:from|starting\s+(?:at|from)|as\s+low\s+as)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class PagePrice:
+    """A price as a page states it. `per_gpu` is None when the text does not say."""
+
+    amount: float
+    currency: str
+    period: Period | None
+    per_gpu: bool | None
+    starting_from: bool = False
+    text: str = ""
+
+    def hourly(self) -> float:
+        """The amount per hour; ParseError when the text named no period."""
+        if self.period is None:
+            raise ParseError(f"price {self.text!r} names no period (/hr, /mo ...)")
+        return self.amount / HOURS_PER[self.period]
+
+
+def parse_price(text: str | None, *, default_period: Period | None = None,
+                default_currency: str | None = None) -> PagePrice | None:
+    """A PagePrice for price text, or None when the text holds no price ("Contact sales").
+
+    >>> parse_price("$2.99 / GPU / hr")
+    PagePrice(amount=2.99, currency='USD', period='hour', per_gpu=True, starting_from=False, text='$2.99 / GPU / hr')
+    >>> parse_price("$20.72 / hr").per_gpu is None
+    True
+    """  # noqa: E501
+    cleaned = clean_text(text)
+    if not cleaned or _NOT_A_PRICE.search(cleaned):
+        return None
+    match = _AMOUNT.search(cleaned)
+    if match is None:
+        return None
+    sign, code = match.group("sign"), match.group("code")
+    currency = (_CURRENCY_SIGNS.get(sign or "") or code or default_currency)
+    if currency is None:
+        return None  # a bare number is not a price unless the caller knows the currency
+    number = match.group("num").replace(",", "").replace(" ", "")
+    rest = cleaned[match.end():]
+    period = next((p for p, pattern in _PERIODS if pattern.search(rest)), None)
+    period = period or default_period
+    per_gpu: bool | None = True if _PER_GPU.search(rest) else None
+    return PagePrice(amount=float(number), currency=currency, period=period, per_gpu=per_gpu,
+                     starting_from=bool(_FROM.search(cleaned[:match.start()] or "")),
+                     text=cleaned)
+
+
+# --- visibility -----------------------------------------------------------------------------
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_HIDDEN_CLASSES = {"w-condition-invisible", "hidden", "d-none", "sr-only", "visually-hidden",
+                   "hide", "is-hidden", "w-dyn-hide"}
+
+
+def is_hidden(tag: Tag) -> bool:
+    """True when the element or an ancestor is hidden (template remnants, duplicate blocks)."""
+    node: Any = tag
+    while isinstance(node, Tag):
+        if node.name == "template" or node.has_attr("hidden"):
+            return True
+        if node.get("aria-hidden") == "true" and node.name not in ("svg", "i", "span"):
+            return True
+        if _HIDDEN_STYLE.search(str(node.get("style") or "")):
+            return True
+        if _HIDDEN_CLASSES.intersection(node.get("class") or ()):
+            return True
+        node = node.parent
+    return False
+
+
+def visible(tags: Iterable[Tag]) -> list[Tag]:
+    return [t for t in tags if not is_hidden(t)]
+
+
+# --- structured data ------------------------------------------------------------------------
+
+def json_ld_objects(soup: BeautifulSoup) -> list[Any]:
+    """Every object in the page's `application/ld+json` scripts (@graph and lists flattened)."""
+    found: list[Any] = []
+    for script in soup.find_all("script", attrs={"type": "application/ld+json"}):
+        text = script.string or script.get_text()
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            continue  # pages ship broken JSON-LD; it is not this page's price data then
+        stack = [data]
+        while stack:
+            item = stack.pop(0)
+            if isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                graph = item.get("@graph")
+                if isinstance(graph, list):
+                    stack.extend(graph)
+                else:
+                    found.append(item)
+    return found
+
+
+def _types(item: dict[str, Any]) -> set[str]:
+    kind = item.get("@type")
+    return set(kind) if isinstance(kind, list) else {str(kind)}
+
+
+def json_ld_products(soup: BeautifulSoup) -> list[dict[str, Any]]:
+    """JSON-LD objects of @type Product (or with offers), the usual carrier of prices."""
+    return [o for o in json_ld_objects(soup)
+            if "Product" in _types(o) or ("offers" in o and "name" in o)]
+
+
+def offers_of(product: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Product's offers as a list (a single Offer, a list, or an AggregateOffer's offers)."""
+    offers = product.get("offers")
+    if isinstance(offers, dict):
+        inner = offers.get("offers")
+        return [o for o in inner if isinstance(o, dict)] if isinstance(inner, list) else [offers]
+    return [o for o in offers if isinstance(o, dict)] if isinstance(offers, list) else []
+
+
+def next_data(soup: BeautifulSoup) -> Any | None:
+    """The JSON of Next.js's `<script id="__NEXT_DATA__">`, or None when the page has none."""
+    script = soup.find("script", id="__NEXT_DATA__")
+    if script is None:
+        return None
+    try:
+        return json.loads(script.string or script.get_text())
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
+
+
+def find_dicts(data: Any, has: Iterable[str]) -> list[dict[str, Any]]:
+    """Every dict anywhere in `data` that holds all the keys in `has` (depth-first, in order)."""
+    keys = tuple(has)
+    found: list[dict[str, Any]] = []
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if all(k in item for k in keys):
+                found.append(item)
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
+
+
+def data_attribute_elements(soup: BeautifulSoup, *prefixes: str) -> list[Tag]:
+    """Visible elements carrying any `data-*` attribute that starts with one of `prefixes`."""
+    wanted = tuple(f"data-{p}" for p in prefixes)
+    return visible(soup.find_all(lambda t: any(a.startswith(wanted) for a in t.attrs)))
+
+
+# --- tables ---------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Table:
+    """An HTML table (or a grid of divs) read as header texts + rows of cell texts."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    element: Tag | None = None
+    row_elements: list[Tag] = field(default_factory=list)
+    caption: str = ""  # the nearest heading before the table (a region, a section)
+
+    def column(self, *keywords: str, exclude: tuple[str, ...] = ()) -> int | None:
+        """Index of the first header containing every keyword (case-insensitive), else None."""
+        for index, header in enumerate(self.headers):
+            low = header.lower()
+            if all(k.lower() in low for k in keywords) and not any(
+                    x.lower() in low for x in exclude):
+                return index
+        return None
+
+    def records(self) -> Iterator[dict[str, str]]:
+        for row in self.rows:
+            yield {h: (row[i] if i < len(row) else "") for i, h in enumerate(self.headers)}
+
+
+def _expand(cells: list[Tag]) -> list[str]:
+    texts: list[str] = []
+    for cell in cells:
+        span = int(str(cell.get("colspan") or 1)) if str(cell.get("colspan") or 1).isdigit() else 1
+        texts.extend([clean_text(cell.get_text(" ", strip=True))] * max(1, min(span, 50)))
+    return texts
+
+
+def read_tables(soup: BeautifulSoup | Tag, *, heading_tags: tuple[str, ...] = (
+        "h1", "h2", "h3", "h4", "h5", "h6")) -> list[Table]:
+    """Every visible `<table>`: headers from `<thead>` or the first row of `<th>` cells."""
+    tables: list[Table] = []
+    for element in soup.find_all("table"):
+        if is_hidden(element):
+            continue
+        rows = [r for r in element.find_all("tr") if r.find_parent("table") is element]
+        headers: list[str] = []
+        body: list[Tag] = []
+        for row in rows:
+            cells = row.find_all(["th", "td"], recursive=False)
+            if not headers and cells and (row.find_parent("thead") is not None
+                                          or all(c.name == "th" for c in cells)):
+                headers = _expand(cells)
+                continue
+            if not is_hidden(row):
+                body.append(row)
+        heading = element.find_previous(heading_tags)
+        tables.append(Table(
+            headers=headers,
+            rows=[_expand(r.find_all(["th", "td"], recursive=False)) for r in body],
+            element=element, row_elements=body,
+            caption=clean_text(heading.get_text(" ", strip=True)) if heading else ""))
+    return tables
+
+
+# --- running strategies ---------------------------------------------------------------------
+
+Strategy = tuple[str, Callable[[RawCapture, BeautifulSoup], "pl.DataFrame | None"]]
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyParser:
+    """A page source's parse function: its strategies in order; callable like any parser."""
+
+    source: str
+    strategies: tuple[Strategy, ...]
+    accepts: Callable[[RawCapture], None] | None = None  # raises ParseError for non-pages
+
+    def __call__(self, raw: RawCapture) -> pl.DataFrame:
+        return self.parse_with_strategy(raw)[0]
+
+    def parse_with_strategy(self, raw: RawCapture) -> tuple[pl.DataFrame, str]:
+        return parse_with_strategies(self.source, raw, self.strategies, accepts=self.accepts)
+
+
+def parse_with_strategies(source: str, raw: RawCapture, strategies: Iterable[Strategy], *,
+                          accepts: Callable[[RawCapture], None] | None = None,
+                          ) -> tuple[pl.DataFrame, str]:
+    """The first strategy's rows that read the page, and its name; ParseError naming all tried.
+
+    A strategy returns None (or an empty frame) when the page does not carry its structure.
+    """
+    if accepts is not None:
+        accepts(raw)
+    soup = soup_of(raw)
+    tried: list[str] = []
+    for name, strategy in strategies:
+        frame = strategy(raw, soup)
+        if frame is not None and frame.height > 0:
+            return frame, name
+        tried.append(name)
+    raise ParseError(f"{source}: layout not recognised; tried {', '.join(tried) or 'nothing'} "
+                     "and none found prices (page redesigned, or not this provider's page?)")
