@@ -26,6 +26,7 @@ _MODULES: tuple[str, ...] = (
     "scrapers.huggingface_jobs",
     "scrapers.huggingface_docs",
     "scrapers.opencomputeprices",
+    "scrapers.digitalocean",
 )
 
 
