@@ -27,6 +27,7 @@ _MODULES: tuple[str, ...] = (
     "scrapers.huggingface_docs",
     "scrapers.opencomputeprices",
     "scrapers.digitalocean",
+    "scrapers.voltagepark",
 )
 
 
