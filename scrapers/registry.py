@@ -28,6 +28,7 @@ _MODULES: tuple[str, ...] = (
     "scrapers.opencomputeprices",
     "scrapers.digitalocean",
     "scrapers.voltagepark",
+    "scrapers.gcp_page",
 )
 
 
