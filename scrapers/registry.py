@@ -29,6 +29,7 @@ _MODULES: tuple[str, ...] = (
     "scrapers.digitalocean",
     "scrapers.voltagepark",
     "scrapers.gcp_page",
+    "scrapers.oci",
 )
 
 
