@@ -55,6 +55,7 @@ _STRIKE = re.compile(r"StrikeThrough", re.I)
 _COUNT_SUFFIX = re.compile(r"\s*[x×]\s*(\d{1,2})\s*$", re.I)  # "H100x8"; not "RTX 4000"
 _TERM = re.compile(r"(\d{1,2})[\s-]*(month|year)s?", re.I)
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_MONEY = re.compile(r"[$€£¥₹]|\b(?:USD|EUR|GBP|CAD)\b")
 _LABELS = (("on-demand", "on_demand"), ("on demand", "on_demand"), ("reserved", "reserved"))
 
 
@@ -92,8 +93,8 @@ def _price_groups(box: Tag) -> list[Tag]:
     level = box
     while True:
         priced = [c for c in level.find_all(True, recursive=False)
-                  if "$" in c.get_text() and not is_hidden(c)]
-        if len(priced) == 1 and priced[0].get_text().count("$") > 1:
+                  if _MONEY.search(c.get_text()) and not is_hidden(c)]
+        if len(priced) == 1 and len(_MONEY.findall(priced[0].get_text())) > 1:
             level = priced[0]  # one wrapper around several prices: look inside it
             continue
         return priced
@@ -188,7 +189,7 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
         price_text = _current_price(box)
         if price_text is None:
             box_text = box.get_text(" ", strip=True).lower()
-            reading.skip("contact sales" if "contact" in box_text and "$" not in box_text
+            reading.skip("contact sales" if "contact" in box_text and not _MONEY.search(box_text)
                          else "no single current price")
             continue
         specs = _specs(card)
