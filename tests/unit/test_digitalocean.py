@@ -102,8 +102,9 @@ def test_a_monthly_price_is_not_turned_into_an_hourly_one() -> None:
 
 
 def test_a_page_of_only_contact_sales_fails_and_says_so() -> None:
-    with pytest.raises(ParseError, match="every row skipped .*contact sales"):
-        digitalocean.SOURCE.parse(raw(page(card("NVIDIA B300", "Contact sales", "Reserved Price"))))
+    with pytest.raises(ParseError, match=r"every row skipped .*contact sales"):
+        digitalocean.SOURCE.parse(raw(page(card("NVIDIA B300", "Contact sales",
+                                                "Reserved Price"))))
 
 
 def test_unknown_layout_is_a_parse_error() -> None:

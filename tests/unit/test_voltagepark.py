@@ -73,7 +73,7 @@ def test_contact_sales_hidden_and_non_usd_offers_are_skipped_and_counted() -> No
 
 
 def test_an_offer_without_a_gpu_range_is_not_guessed() -> None:
-    with pytest.raises(ParseError, match="every row skipped .*no GPU range"):
+    with pytest.raises(ParseError, match=r"every row skipped .*no GPU range"):
         voltagepark.SOURCE.parse(raw(offer("On-Demand, Ethernet", "$15.92/hr", "A node.")))
 
 
