@@ -25,6 +25,20 @@ _NOISE = re.compile(
 )
 # Leading \b: "A10G" is a model name, not "10 GB".
 _MEMORY = re.compile(r"\b(\d{1,3})\s*G(?:B|IB)?\b")
+# MIG slices ("PRO 6000 MIG 24GB", "... MIG 1g.24gb"): everything from "MIG" on names the
+# slice, not the card; the card is what the catalog knows (parsers store the fraction).
+_MIG = re.compile(r"\bMIG\b")
+# SUPER written "S" ("RTX 2080S", "GTX 1660 S", "RTX 4070S Ti"), and "SUPER Ti" -> "Ti SUPER".
+_SUPER_AS_S = re.compile(r"\b((?:GTX|RTX)\s?\d{4})\s?S\b")
+_SUPER_TI = re.compile(r"\bSUPER TI\b")
+_LAPTOP = re.compile(r"\b(?:LAPTOP|MOBILE|NOTEBOOK)\b")
+# Words about the box, not the card: a server/workstation edition of the same chip with the
+# same specs, a host with more or less system RAM (CoreWeave's "(High Memory)"), and short
+# edition suffixes RunPod uses ("RTX PRO 4500 SE", "RTX PRO 6000 WK").
+_EDITION = re.compile(
+    r"\b(?:SERVER|WORKSTATION)\s+EDITION\b|\b(?:HIGH|STANDARD)\s+MEMORY\b"
+    r"|\bNO INTERCONNECT\b|\b(?:SE|WE|WK)$"
+)
 _VARIANTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # NVLink bridges exist on PCIe cards too, so "NVLINK" says nothing about the form factor.
     ("", re.compile(r"NVLINK")),
@@ -56,6 +70,24 @@ def _key(text: str) -> str:
 
 def _words(text: str) -> str:
     return re.sub(r"[^A-Z0-9]+", " ", text.upper()).strip()
+
+
+def _canonical_words(text: str) -> str:
+    """Provider shorthands rewritten to the catalog's spelling (upper-case words)."""
+    words = _SUPER_AS_S.sub(r"\1 SUPER", _words(text))
+    words = _SUPER_TI.sub("TI SUPER", words)
+    words = _LAPTOP.sub("LAPTOP", words)
+    words = _EDITION.sub(" ", words)
+    return re.sub(r"\s+", " ", words).strip()
+
+
+def mig_parent_name(name: str) -> str | None:
+    """The card part of a MIG slice name ("PRO 6000 MIG 24GB" -> "PRO 6000"), else None."""
+    words = _words(name)
+    match = _MIG.search(words)
+    if match is None:
+        return None
+    return words[: match.start()].strip() or None
 
 
 @cache
@@ -164,11 +196,21 @@ def normalise_gpu_name(
     'A100 80GB'
     >>> normalise_gpu_name("Q RTX 6000")
     'Quadro RTX 6000'
+    >>> normalise_gpu_name("RTX 4070S Ti")
+    'RTX 4070 Ti SUPER'
+    >>> normalise_gpu_name("PRO 6000 MIG 24GB", memory_gb=96)
+    'RTX PRO 6000'
     """
     if not name or not name.strip():
         return UNKNOWN_GPU
+    if _MIG.search(_words(name)):
+        # A slice resolves to its card; the slice's own memory says nothing about the card.
+        parent = mig_parent_name(name)
+        return normalise_gpu_name(parent, memory_gb, hint) if parent else UNKNOWN_GPU
     by_alias, by_family = _indexes()
-    words = _words(name)
+    words = _canonical_words(name)
+    if not words:
+        return UNKNOWN_GPU
     exact = by_alias.get(_key(words)) or by_alias.get(_key(_NOISE.sub(" ", words)))
     memory_in_name = _MEMORY.search(words)
     memory = float(memory_in_name.group(1)) if memory_in_name else memory_gb

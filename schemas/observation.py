@@ -15,6 +15,7 @@ import polars as pl
 from pandera.engines.polars_engine import DateTime
 
 from schemas.gpus import UNKNOWN_GPU, catalog_frame, normalise_gpu_name
+from schemas.invariants import suspect_layout
 from scrapers.base import PARSED_SCHEMA, RawCapture, conform
 
 # The closed set of pricing values, and what each means.
@@ -123,6 +124,7 @@ class Observation(pa.DataFrameModel):
 class ValidatedBatch:
     good: pl.DataFrame  # OBSERVATION_SCHEMA
     quarantined: pl.DataFrame  # OBSERVATION_SCHEMA + failed_check
+    suspect: str | None = None  # why the whole batch looks like a misread layout (all quarantined)
 
 
 def to_observations(
@@ -193,6 +195,23 @@ def validate(observations: pl.DataFrame) -> ValidatedBatch:
         )
     return ValidatedBatch(good=frame, quarantined=frame.clear().with_columns(
         pl.lit(None, pl.String).alias("failed_check")))
+
+
+def validate_guarded(observations: pl.DataFrame, *, aggregator: bool = False) -> ValidatedBatch:
+    """`validate`, then the suspect-layout guard (schemas.invariants) over the whole batch.
+
+    When most rows break the page's own invariants, no row is good: every row goes to
+    quarantine with the guard's reason and `suspect` says why, so the caller fails the source
+    and keeps its earlier prices. Ingest and reparse land batches through this function.
+    """
+    batch = validate(observations)
+    reason = suspect_layout(observations, duplicates_conflict=not aggregator)
+    if reason is None:
+        return batch
+    frame = observations.select(list(OBSERVATION_SCHEMA))
+    return ValidatedBatch(good=frame.clear(),
+                          quarantined=frame.with_columns(pl.lit(reason).alias("failed_check")),
+                          suspect=reason)
 
 
 def batch_rejection(rows_parsed: int, previous_good_rows: int | None) -> str | None:

@@ -1,24 +1,44 @@
 """CoreWeave's public pricing page (no key): https://www.coreweave.com/pricing, GPU instances.
 
-Source format, decided: the live page. The only real material here is a third-party scraper's
-output table (../shared/captures/coreweave, becloudready/gpu-price, 2026-02-11); it is not
-CoreWeave's format and depends on someone else's scraper, so it serves the conformance test
-as reference numbers, not as a format this parser reads.
+Every layout is read as a table whose columns are found by their header text, never by
+position, so a cell that moves is read as what its header says or fails loudly:
 
-Facts (../shared/captures/PAGES.md §7, from that scraper's code; no raw page was available to
-check them against): a Webflow page; each instance is a `div.table-row-v2.w-dyn-item` with
-class `kubernetes-gpu-pricing`, holding `div.table-grid` > `h3.table-model-name` and
-`div.table-v2-cell` cells in the order GPU count, VRAM (GB per GPU), vCPUs, system RAM (GB),
-local storage (TB), then the price "$68.80". Prices are USD per instance-hour, not per GPU
-(8x B200 $68.80). The scraped table leaves the GPU count of "NVIDIA GB200 NVL72" empty; its
-instance is a 4-GPU node (two Grace CPUs: 144 vCPUs, 960 GB in the same row), so that count
-is filled in from `_KNOWN_GPU_COUNTS` (an assumption, flagged in the report); a row with no
-count and no entry there is skipped, since its per-GPU price would be a guess.
+- 2026 page (../shared/captures/coreweave, REAL_PAGES.md): a Webflow div grid per region,
+  "REGION: NORTH AMERICA" and "REGION: EUROPE" (h5 before each grid). Header cells: GPU Model,
+  GPU Count, VRAM (GB), vCPUs, System RAM (GB), Local Storage (TB), On-Demand Price (Per
+  Hour), Spot Price (Per Hour) and, in North America only, Inference Single GPU Price (Per
+  Hour). The model-name cell has the same `table-v2-cell` class as the numbers, so cells are
+  matched to headers by order *within the row's own grid* (the mobile duplicates in
+  `.table-cell-column` are not cells). The HGX H100 row has its own class
+  (`gpu-pricing-and-kubernetes-gpu-pricing`); rows are found as `.table-row-v2` whatever else
+  they are called. GPU counts carry footnote marks ("4^1"). Prices are per instance-hour.
+- The earlier single grid (scrapers/examples/coreweave, PAGES.md §7): the same grid without
+  regions and one "Instance Price" column (on-demand, per instance).
+- The 2023 page (coreweave.com/gpu-cloud-pricing) priced GPU components a la carte: a table
+  per resource with a "GPU component cost per hour" (or "... per GPU ...") column, CPU and RAM
+  billed separately. Those rows are per-GPU prices for the GPU alone: gpu_count 1,
+  `gpu_only=True`, offering "<model> (GPU component)" so they never pose as an instance.
+  The CPU and RAM tables have no GPU model column and are not rows.
+
+Decisions:
+- Regions are regions: "north-america", "europe" (from the heading); no heading -> "global".
+- "Contact sales" and "N/A" cells are not prices (counted, skipped).
+- The Inference single-GPU column is NOT stored: footnote 2 of the page says it applies only to
+  CoreWeave inference-platform customers, it is not the instance's price, and on the 2026 page
+  it is the on-demand price divided by the GPU count (GB200 $42.00 / 4 = $10.50), i.e. it adds
+  no price of its own. Each such cell is counted under "inference single-GPU price (inference
+  platform only)" by `parse_with_skips`.
+- A row whose GPU count is blank uses `_KNOWN_GPU_COUNTS` (GB200 NVL72: a 4-GPU node, two
+  Superchips, as the 2026 page's footnote 1 says), else it is skipped (counted).
+- A cell under a price header that holds a bare number, or a row with more or fewer cells than
+  the header, is a shifted layout: ParseError, never a guessed price.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -35,15 +55,28 @@ from scrapers.base import (
     rows_frame,
 )
 from scrapers.http import request
+from scrapers.pagekit import (
+    StrategyParser,
+    Table,
+    clean_text,
+    is_hidden,
+    parse_price,
+    read_tables,
+)
+
+__all__ = ["NAME", "SOURCE", "URL", "fetch", "parse", "parse_with_skips"]
 
 NAME = "coreweave"
 BASE = "https://www.coreweave.com"
 PATH = "/pricing"
 URL = BASE + PATH
-_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
-_KNOWN_GPU_COUNTS: dict[str, float] = {"NVIDIA GB200 NVL72": 4.0}
-# Cell order after the model name (PAGES.md §7).
-_SPEC_CELLS = ("gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "storage_tb")
+_NUMBER = re.compile(r"^\s*(\d[\d,]*(?:\.\d+)?)")
+_KNOWN_GPU_COUNTS: dict[str, float] = {"NVIDIA GB200 NVL72": 4.0, "NVIDIA GB300 NVL72": 4.0}
+_REGION = re.compile(r"\bregion\s*:?\s*(?P<name>.+)$", re.IGNORECASE)
+_HEADER_CLASSES = ("table-v2-header", "table-header-v2")
+_CELL_CLASSES = {"table-v2-cell", "table-model-name", "table-header-cell"}
+_NOT_A_PRICE = re.compile(r"contact|n/?a\b|^-*$|sold out|coming soon", re.IGNORECASE)
+INFERENCE_SKIP = "inference single-GPU price (inference platform only)"
 
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
@@ -52,53 +85,165 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
 
 
 def _number(text: str) -> float | None:
-    match = _NUMBER.search(text.replace(",", ""))
-    return float(match.group(1)) if match else None
+    match = _NUMBER.match(text)
+    return float(match.group(1).replace(",", "")) if match else None
 
 
-def _row(item: Tag) -> dict[str, Any] | None:
-    name_el = item.select_one(".table-model-name")
-    cells = [c.get_text(" ", strip=True) for c in item.select(".table-v2-cell")]
-    if name_el is None or not cells or "$" not in cells[-1]:
+def _cells(grid: Tag) -> list[Tag]:
+    """A grid row's own cells, in order (not the mobile copies inside `.table-cell-column`)."""
+    return [c for c in grid.find_all(recursive=False)
+            if isinstance(c, Tag) and _CELL_CLASSES.intersection(c.get("class") or ())]
+
+
+def _region(header: Tag) -> str:
+    heading = header.find_previous(["h1", "h2", "h3", "h4", "h5", "h6"])
+    match = _REGION.search(clean_text(heading.get_text(" ", strip=True))) if heading else None
+    if match is None:
+        return GLOBAL_REGION
+    return re.sub(r"[^a-z0-9]+", "-", match.group("name").lower()).strip("-") or GLOBAL_REGION
+
+
+def grid_tables(soup: BeautifulSoup) -> list[Table]:
+    """Webflow div grids as Tables: headers from the header grid, rows from `.table-row-v2`.
+
+    A table's rows are the visible `.table-row-v2` elements under the header's parent; the
+    region heading before the header becomes the caption.
+    """
+    tables: list[Table] = []
+    for header in soup.find_all(class_=list(_HEADER_CLASSES)):
+        if is_hidden(header):
+            continue
+        grid = header.select_one(".table-grid") or header
+        headers = [clean_text(c.get_text(" ", strip=True)) for c in _cells(grid)]
+        container = header.parent
+        if not headers or container is None:
+            continue
+        rows, elements = [], []
+        for row in container.select(".table-row-v2"):
+            if is_hidden(row):
+                continue
+            row_grid = row.select_one(".table-grid") or row
+            rows.append([clean_text(c.get_text(" ", strip=True)) for c in _cells(row_grid)])
+            elements.append(row)
+        tables.append(Table(headers=headers, rows=rows, element=header,
+                            row_elements=elements, caption=_region(header)))
+    return tables
+
+
+def _price(text: str, column: str, offering: str) -> float | None:
+    """Per-hour amount of a price cell; None for "Contact sales" / "N/A"; ParseError else."""
+    if _NOT_A_PRICE.search(text):
         return None
-    name = name_el.get_text(" ", strip=True)
-    price = _number(cells[-1])
-    specs = {key: _number(text) for key, text in zip(_SPEC_CELLS, cells[:-1], strict=False)}
-    count = specs.get("gpu_count") or _KNOWN_GPU_COUNTS.get(name)
-    if not name or not price or price <= 0 or not count:
-        return None
+    price = parse_price(text, default_period="hour")
+    if price is None or price.currency != "USD":
+        raise ParseError(f"coreweave: {offering!r}: {column!r} cell holds {text!r}, not a "
+                         "price (cells shifted?)")
+    return price.hourly()
+
+
+def _columns(table: Table) -> dict[str, int | None]:
     return {
-        "provider": "coreweave",
-        "offering": name,
-        "gpu_name": name,
-        "gpu_count": count,
-        "gpu_memory_gb": specs.get("gpu_memory_gb"),
-        "vcpus": specs.get("vcpus"),
-        "ram_gb": specs.get("ram_gb"),
-        "region": GLOBAL_REGION,
-        "pricing": "on_demand",
-        "price_usd_per_hour": price,
+        "model": table.column("gpu model") if table.column("gpu model") is not None
+        else table.column("model"),
+        "count": table.column("gpu count"),
+        "vram": table.column("vram"),
+        "vcpus": table.column("vcpu", exclude=("per gpu",)),
+        "ram": table.column("ram", exclude=("vram", "per gpu")),
+        "on_demand": next((i for i in (table.column("on-demand"), table.column("on demand"),
+                                       table.column("instance price")) if i is not None), None),
+        "spot": table.column("spot"),
+        "inference": table.column("inference"),
+        "component": next((i for i in (table.column("gpu component"),
+                                       table.column("per gpu", exclude=("vcpu", "ram")))
+                           if i is not None), None),
     }
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
+def _rows_of(table: Table, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
+    at = _columns(table)
+    prices = [k for k in ("on_demand", "spot", "component") if at[k] is not None]
+    if at["model"] is None or not prices:
+        return  # not a GPU price table (CPU / RAM / storage tables of the same page)
+    for cells in table.rows:
+        if len(cells) != len(table.headers):
+            raise ParseError(f"coreweave: a row of {len(cells)} cells under {len(table.headers)} "
+                             f"headers ({cells[:1]}): layout changed")
+        name = cells[at["model"]]
+        if not name or _number(name) is not None:
+            raise ParseError(f"coreweave: model cell {name!r} is not a model name "
+                             "(cells shifted?)")
+
+        def number(key: str, cells: list[str] = cells) -> float | None:
+            index = at[key]
+            return _number(cells[index]) if index is not None else None
+
+        if at["inference"] is not None and _price(cells[at["inference"]], "inference", name):
+            skipped[INFERENCE_SKIP] += 1
+        common = {"provider": "coreweave", "gpu_name": name, "region": table.caption,
+                  "gpu_memory_gb": number("vram"), "vcpus": number("vcpus"),
+                  "ram_gb": number("ram")}
+        if at["component"] is not None:
+            price = _price(cells[at["component"]], table.headers[at["component"]], name)
+            if price is None:
+                skipped["no price (contact sales / N/A)"] += 1
+                continue
+            yield {**common, "offering": f"{name} (GPU component)", "gpu_count": 1.0,
+                   "pricing": "on_demand", "price_usd_per_hour": price, "gpu_only": True,
+                   "vcpus": None, "ram_gb": None}
+            continue
+        count = number("count") or _KNOWN_GPU_COUNTS.get(name)
+        if not count or count != int(count):
+            skipped["no GPU count"] += 1
+            continue
+        for pricing in ("on_demand", "spot"):
+            index = at[pricing]
+            if index is None:
+                continue
+            price = _price(cells[index], table.headers[index], name)
+            if price is None:
+                skipped["no price (contact sales / N/A)"] += 1
+                continue
+            yield {**common, "offering": name, "gpu_count": count, "pricing": pricing,
+                   "price_usd_per_hour": price, "gpu_only": False}
+
+
+def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
+    """Rows, and the cells not stored, counted by reason."""
+    _accepts(raw)
+    soup = BeautifulSoup(raw.text(), "lxml")
+    return _read(soup)
+
+
+def _read(soup: BeautifulSoup) -> tuple[pl.DataFrame, Counter[str]]:
+    tables = grid_tables(soup) + read_tables(soup)
+    if not tables and soup.select(".table-row-v2"):
+        raise ParseError("coreweave: price rows without a header row (layout changed?)")
+    skipped: Counter[str] = Counter()
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str, float]] = set()
+    for table in tables:
+        for row in _rows_of(table, skipped):
+            key = (row["offering"], row["pricing"], row["region"], row["price_usd_per_hour"])
+            if key in seen:  # the same price shown twice (e.g. a repeated block)
+                skipped["repeated row"] += 1
+                continue
+            seen.add(key)
+            rows.append(row)
+    return rows_frame(rows), skipped
+
+
+def _accepts(raw: RawCapture) -> None:
     if raw.body.lstrip().startswith(b"provider,product,"):
         raise ParseError("coreweave: this is a third-party scraper's CSV table, not the "
                          "page; it is reference data for the conformance tests")
-    soup = BeautifulSoup(raw.text(), "lxml")
-    items = soup.select(".table-row-v2.kubernetes-gpu-pricing")
-    if not items:
-        raise ParseError("coreweave: no .table-row-v2.kubernetes-gpu-pricing rows "
-                         "(layout changed?)")
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for item in items:
-        row = _row(item)
-        if row and row["offering"] not in seen:
-            seen.add(row["offering"])
-            rows.append(row)
-    return rows_frame(rows)
 
+
+def _table_strategy(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    frame, _ = _read(soup)
+    return frame if frame.height else None
+
+
+parse = StrategyParser(NAME, (("table", _table_strategy),), accepts=_accepts)
 
 SOURCE = SourceDef(
     name=NAME,

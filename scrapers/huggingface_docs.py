@@ -8,6 +8,14 @@ v5e - 2x2"), CPU / Memory / GPU Memory (total for the flavor) / Disk columns who
 across revisions, and an Hourly Price per instance ("$0.40", "$1", "Free!", "coming soon").
 Removed flavors are struck through (~~Nvidia H100~~). Billing is per minute.
 
+Status words in the label: a flavor being retired is labelled "*Nvidia H100 - deprecated
+December 2025*" (2025-12 revision) before it is struck through. Such a row is stored with the
+GPU and flavor it names (h100, h100x8) and `available=False`: the price is real, the flavor is
+on its way out. A label or price saying "coming soon" is not a price yet: skipped. Tables with
+and without a GPU Memory column are both read (columns are found by header text); without one
+gpu_memory_gb stays null and the catalog's memory applies. `parse_with_skips` also returns the
+skipped rows counted by reason (CPU flavors, free tiers, coming soon, struck through).
+
 The hardware label is turned into the API's flavor id (t4-small, l4x4, a10g-largex2, a100x8,
 h200, v5e-2x2 ...) so that these rows and the `huggingface-jobs` API rows name the same thing.
 """
@@ -15,6 +23,7 @@ h200, v5e-2x2 ...) so that these rows and the `huggingface-jobs` API rows name t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -41,6 +50,9 @@ _LABEL = re.compile(
     r"^(?:(?P<count>\d+)\s*x\s+)?(?:Nvidia|NVIDIA|Google|AMD)\s+(?P<model>.+?)"
     r"(?:\s+-\s+(?P<size>[\w.]+))?$"
 )
+# " - deprecated December 2025", " (removed ...)", " - coming soon": a status, not the model.
+_STATUS = re.compile(r"\s*[-(]\s*(?P<word>deprecated|retiring|removed|coming soon)\b.*$",
+                     re.IGNORECASE)
 _TOPOLOGY = re.compile(r"^(\d+)x(\d+)$")
 _PRICE = re.compile(r"\$\s*(\d+(?:\.\d+)?)")
 # Flavor ids that do not follow the label pattern (the API calls 4x "A100 - large" a100x4).
@@ -108,12 +120,26 @@ def _column(header: list[str], *names: str) -> int | None:
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    return parse_with_skips(raw)[0]
+
+
+def _status(label: str) -> tuple[str, str | None]:
+    """The label without its status words, and the status ('deprecated', 'coming soon' ...)."""
+    match = _STATUS.search(label)
+    if match is None:
+        return label, None
+    return label[: match.start()].strip(), match.group("word").lower()
+
+
+def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
+    """Rows, and the table rows not stored counted by reason."""
     text = raw.text()
     priced = [(h, b) for h, b in _tables(text) if "hardware" in h and "hourly price" in h]
     if not priced:
         raise ParseError("huggingface docs: no table with Hardware and Hourly Price columns "
                          "(page layout changed?)")
     rows: list[dict[str, Any]] = []
+    skipped: Counter[str] = Counter()
     for header, body in priced:
         at = {
             "hardware": _column(header, "hardware"),
@@ -128,12 +154,24 @@ def parse(raw: RawCapture) -> pl.DataFrame:
                 return cells[index] if index is not None and index < len(cells) else ""
 
             label = cell("hardware")
-            if not label or "~~" in label:
-                continue  # struck-through rows are flavors the docs say were removed
+            if not label:
+                continue
+            if "~~" in label:
+                skipped["struck through (removed flavor)"] += 1
+                continue
+            label, status = _status(label)
             flavor = flavor_of(label)
-            price = _PRICE.search(cell("price"))
-            if flavor is None or price is None:
-                continue  # CPU flavors, "Free!", "coming soon"
+            if flavor is None:
+                skipped["not a GPU flavor (CPU)"] += 1
+                continue
+            price_text = cell("price")
+            if status == "coming soon" or "soon" in price_text.lower():
+                skipped["coming soon (no price yet)"] += 1
+                continue
+            price = _PRICE.search(price_text)
+            if price is None:
+                skipped["no price (free tier or blank)"] += 1
+                continue
             offering, model, count = flavor
             total_vram = size_gb(cell("vram"))
             rows.append({
@@ -148,9 +186,10 @@ def parse(raw: RawCapture) -> pl.DataFrame:
                 "pricing": "on_demand",
                 "price_usd_per_hour": float(price.group(1)),
                 "billing_increment_s": 60,
-                "available": None,
+                # A deprecated or retiring flavor is priced but on its way out.
+                "available": False if status in ("deprecated", "retiring", "removed") else None,
             })
-    return rows_frame(rows)
+    return rows_frame(rows), skipped
 
 
 SOURCES = [

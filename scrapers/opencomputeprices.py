@@ -49,6 +49,7 @@ REQUIRED_COLUMNS = ("snapshot_date", "source", "provider", "instance_type", "gpu
 # Their pricing_type -> our PRICING set. Anything else (e.g. "inference") is not a GPU-hour.
 PRICING_MAP = {"on_demand": "on_demand", "spot": "spot", "preemptible": "spot",
                "reserved": "reserved", "commitment": "reserved", "committed": "reserved"}
+COMMUNITY_PRICING = {"on_demand": "community", "spot": "community_spot"}
 # Their provider names -> our provider ids, where they differ beyond case and punctuation.
 PROVIDER_MAP = {"lambdalabs": "lambda", "lambdacloud": "lambda", "googlecloud": "gcp",
                 "google": "gcp", "oraclecloud": "oracle", "oci": "oracle", "do": "digitalocean",
@@ -172,10 +173,17 @@ def parse(raw: RawCapture) -> pl.DataFrame:
         count, memory = _count_and_memory(row, gpu_name)
         if count is None or count <= 0:
             continue
+        provider = provider_id(row.get("provider") or row.get("source") or "")
+        offering = row.get("instance_type") or gpu_name
+        if provider == "runpod" and offering.upper().endswith("_COMMUNITY"):
+            # SkyPilot's runpod names say the cloud: community prices are `community`, as in
+            # the runpod and skypilot-catalog sources, so source_disagreement compares like
+            # with like (not a community price against the secure on-demand one).
+            pricing = COMMUNITY_PRICING.get(pricing, pricing)
         available = (row.get("available") or "").strip().lower()
         out.append({
-            "provider": provider_id(row.get("provider") or row.get("source") or ""),
-            "offering": row.get("instance_type") or gpu_name,
+            "provider": provider,
+            "offering": offering,
             "gpu_name": gpu_name,
             "gpu_count": count,
             "gpu_memory_gb": memory,

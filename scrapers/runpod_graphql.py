@@ -14,12 +14,29 @@ Facts (../shared/captures/SOURCES.md §2, MORE_SOURCES.md, gpuhunt's runpod prov
   per-GPU price differs from the 1-GPU price (offering "8x <type id>").
 - The captures in ../shared store the bare `gpuTypes` list; the API wraps it as
   {"data": {"gpuTypes": [...]}}, with an `errors` list when the query fails.
+- Without the flags (the 2026 field subset in ../shared/captures/runpod-graphql keeps only id,
+  displayName, memoryInGb, securePrice, communityPrice) the placeholder must be recognised from
+  the price itself. Rule: in a payload where no type carries `secureCloud`/`communityCloud`, a
+  `securePrice` or `communityPrice` of exactly 0.50 is the placeholder and never a row. Every
+  0.50 of those two fields in the 2025 capture (which has the flags) sits on a flag that is
+  false (MI300X, B200, RTX 4070 Ti, 4080, 4080 SUPER, RTX 2000 Ada, A2000, PRO 6000 WK), and
+  every 0.50 in the 2026 subset sits beside a different price for the other cloud (12 rows).
+  The cost: a real price of exactly $0.50 in a flagless payload is lost (counted, not guessed).
+  Spot fields are not subject to the rule (a 0.50 secure spot price is real in 2025: L40).
+- MIG slices ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", displayName "PRO 6000
+  MIG 24GB") are priced per slice-hour. They are stored as a fraction of their card: gpu_count
+  = slice memory / card memory (24 / 96 = 0.25), gpu_memory_gb = the card's memory (as for
+  Azure's fractional sizes, so count x memory = the slice's 24 GB), offering = the slice id.
+  The card is the type whose id is the slice id before " MIG"; a slice whose card is not in the
+  payload is skipped with a counted reason (its fraction would be a guess).
+`parse_with_skips` returns the rows and the prices not stored, counted by reason.
 Prices are the same in every data center, so rows are region "global". Pods bill per second.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -62,6 +79,10 @@ _PRICES = (
     ("communitySpotPrice", "community_spot", "communityCloud", None),
 )
 _LOWEST_ALIAS = re.compile(r"^lowestPrice(?:_(\d+))?$")
+_FLAGS = ("secureCloud", "communityCloud")
+PLACEHOLDER_PRICE = 0.50  # what the API fills in for a cloud that does not offer the type
+_PLACEHOLDER_FIELDS = ("securePrice", "communityPrice")
+_MIG = re.compile(r"\s+MIG\b(?:\s+(?P<profile>\d+g\.(?P<gb>\d+)gb))?", re.IGNORECASE)
 PRICE_TOLERANCE = 0.005  # half a cent: anything smaller is float noise, not a different price
 
 
@@ -107,9 +128,30 @@ def _offered(gpu: dict[str, Any], flag: str) -> bool:
     return gpu.get(flag) is not False
 
 
+def _mig_fraction(gpu: dict[str, Any], gpu_id: str,
+                  memory_by_id: dict[str, float]) -> tuple[float, float] | str:
+    """(fraction of the card, the card's memory) for a MIG slice, or the reason to skip it."""
+    match = _MIG.search(gpu_id)
+    assert match is not None
+    card_memory = memory_by_id.get(gpu_id[: match.start()].strip())
+    slice_memory = as_float(gpu.get("memoryInGb")) or (
+        float(match.group("gb")) if match.group("gb") else None)
+    if not card_memory or not slice_memory or slice_memory >= card_memory:
+        return "MIG slice whose card (or memory) is not in the payload"
+    return slice_memory / card_memory, card_memory
+
+
 def parse(raw: RawCapture) -> pl.DataFrame:
+    return parse_with_skips(raw)[0]
+
+
+def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
     rows: list[dict[str, Any]] = []
-    for gpu in _gpu_types(load_json(raw.body, what=NAME)):
+    skipped: Counter[str] = Counter()
+    types = _gpu_types(load_json(raw.body, what=NAME))
+    flagless = not any(flag in t for t in types for flag in _FLAGS)
+    memory_by_id = {str(t.get("id")): as_float(t.get("memoryInGb")) or 0.0 for t in types}
+    for gpu in types:
         gpu_id = gpu.get("id")
         if not isinstance(gpu_id, str) or not gpu_id or gpu_id == "unknown":
             continue
@@ -125,31 +167,43 @@ def parse(raw: RawCapture) -> pl.DataFrame:
             "region": GLOBAL_REGION,
             "billing_increment_s": 1,
         }
+        count = 1.0
+        is_slice = _MIG.search(gpu_id) is not None
+        if is_slice:
+            fraction = _mig_fraction(gpu, gpu_id, memory_by_id)
+            if isinstance(fraction, str):
+                skipped[fraction] += sum(
+                    1 for f, *_ in _PRICES if (as_float(gpu.get(f)) or 0) > 0)
+                continue
+            count, common["gpu_memory_gb"] = fraction
         for field, pricing, flag, lowest_field in _PRICES:
             price = as_float(gpu.get(field))
             if not price or price <= 0 or not _offered(gpu, flag):
                 continue
+            if flagless and field in _PLACEHOLDER_FIELDS and price == PLACEHOLDER_PRICE:
+                skipped["placeholder price 0.50 (no cloud flags)"] += 1
+                continue
             secure = flag == "secureCloud"
-            rows.append({**common, "pricing": pricing, "gpu_count": 1.0,
+            rows.append({**common, "pricing": pricing, "gpu_count": count,
                          "price_usd_per_hour": price,
                          "vcpus": as_float(single.get("minVcpu")) if secure else None,
                          "ram_gb": as_float(single.get("minMemory")) if secure else None,
                          "available": in_stock if secure else None})
-            if lowest_field is None:
+            if lowest_field is None or is_slice:
                 continue
-            for count, quote in sorted(lowest.items()):
+            for gpus, quote in sorted(lowest.items()):
                 per_gpu = as_float(quote.get(lowest_field))
-                if (count == 1 or not per_gpu or per_gpu <= 0
-                        or (max_count and count > max_count)
+                if (gpus == 1 or not per_gpu or per_gpu <= 0
+                        or (max_count and gpus > max_count)
                         or abs(per_gpu - price) < PRICE_TOLERANCE):
                     continue
-                rows.append({**common, "offering": f"{count}x {gpu_id}",
-                             "pricing": pricing, "gpu_count": float(count),
-                             "price_usd_per_hour": round(per_gpu * count, 6),
+                rows.append({**common, "offering": f"{gpus}x {gpu_id}",
+                             "pricing": pricing, "gpu_count": float(gpus),
+                             "price_usd_per_hour": round(per_gpu * gpus, 6),
                              "vcpus": as_float(quote.get("minVcpu")),
                              "ram_gb": as_float(quote.get("minMemory")),
                              "available": quote.get("stockStatus") is not None})
-    return rows_frame(rows)
+    return rows_frame(rows), skipped
 
 
 SOURCE = SourceDef(

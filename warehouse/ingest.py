@@ -20,7 +20,12 @@ import duckdb
 import polars as pl
 
 from schemas.gpus import UNKNOWN_GPU
-from schemas.observation import ValidatedBatch, batch_rejection, to_observations, validate
+from schemas.observation import (
+    ValidatedBatch,
+    batch_rejection,
+    to_observations,
+    validate_guarded,
+)
 from scrapers.base import ParseError, RawCapture, Source
 from warehouse.append import (
     ScrapeRecord,
@@ -96,7 +101,7 @@ def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
         observations = parse_observations(source, raw, run_id)
     except ParseError as exc:
         return Prepared(capture_id, run_id, error=f"parse error: {exc}")
-    batch = validate(observations)
+    batch = validate_guarded(observations, aggregator=source.aggregator)
     return Prepared(capture_id, run_id, observations.height, batch,
                     tuple(unknown_names(batch.good)))
 
@@ -166,6 +171,12 @@ def land(
     record.rows_parsed = prepared.rows_parsed
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = list(prepared.unknown_gpus)
+    if batch.suspect:
+        # A misread layout: the source fails, its earlier prices stay current, and the raw
+        # capture (archived above) waits for `reparse` with a fixed parser.
+        record.error = batch.suspect
+        append_batch(con, record, capture=capture, quarantined=batch.quarantined)
+        return ScrapeOutcome.of(record, raw.url)
     previous = previous_good_rows(con, source.name) if previous_rows == "last_run" \
         else previous_rows
     rejection = batch_rejection(batch.good.height, previous)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from schemas.observation import batch_rejection, validate
+from schemas.observation import batch_rejection, validate_guarded
 from scrapers.base import ParseError, RawCapture, Source
 from scrapers.registry import all_sources, get_source
 from warehouse.append import (
@@ -129,11 +129,11 @@ def _reparse_one(con: duckdb.DuckDBPyConnection, sources: dict[str, Source], run
         record.note = f"reparse of {capture_id} failed; old rows kept"
         append_batch(con, record)
         return result("reparse_failed", before, 0, record.error)
-    batch = validate(observations)
+    batch = validate_guarded(observations, aggregator=src.aggregator)
     record.rows_parsed = observations.height
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = unknown_names(batch.good)
-    rejection = batch_rejection(batch.good.height, before)
+    rejection = batch.suspect or batch_rejection(batch.good.height, before)
     if rejection:
         record.status = "reparse_rejected"
         record.error = f"reparse rejected: {rejection}"

@@ -3,9 +3,10 @@
 scraped_coreweave_pricing_table_2026-02-11.csv is a third-party scraper's output table for
 coreweave.com/pricing (becloudready/gpu-price), not the page: 8 GPU instances with count, VRAM,
 vCPUs, RAM, storage and the instance price ("$68.80"). It is not a source format; its rows are
-rendered back into the page's Webflow layout (PAGES.md §7) and parsed, so CoreWeave's real
-names and prices run through our parser. Checked by hand: all prices are per instance; the
-GB200 NVL72 row has no GPU count (filled in as 4, see scrapers/coreweave.py).
+rendered back into the page's Webflow layout (PAGES.md §7, header grid + rows) and parsed, so
+CoreWeave's real names and prices run through our parser. Checked by hand: all prices are per
+instance; the GB200 NVL72 row has no GPU count (filled in as 4, see scrapers/coreweave.py).
+The real 2026 page (REAL_PAGES.md) is parsed directly: 34 prices in two regional grids.
 The OpenComputePrices sample (ocp_coreweave.csv, 2026-03-23) quotes the same instance prices
 for the four instances it has, which cross-checks the figures.
 """
@@ -33,12 +34,15 @@ def _read(*parts: str) -> list[dict[str, str]]:
 def obs() -> pl.DataFrame:
     rows = _read("captures", "coreweave", "scraped_coreweave_pricing_table_2026-02-11.csv")
     assert len(rows) == 8
-    html = "".join(
+    headers = ("GPU Model", "GPU Count", "VRAM (GB)", "vCPUs", "System RAM (GB)",
+               "Local Storage (TB)", "Instance Price")
+    html = '<div><div class="table-header-v2"><div class="table-grid">' + "".join(
+        f'<div class="table-header-cell">{h}</div>' for h in headers) + "</div></div>" + "".join(
         '<div class="table-row-v2 w-dyn-item kubernetes-gpu-pricing"><div class="table-grid">'
         f'<h3 class="table-model-name">{r["product"]}</h3>'
         + "".join(f'<div class="table-v2-cell">{r[k]}</div>' for k in (
             "gpu_count", "vram_gb", "vcpus", "system_ram_gb", "local_storage_tb", "raw_price"))
-        + "</div></div>" for r in rows)
+        + "</div></div>" for r in rows) + "</div>"
     raw = RawCapture(source="coreweave", url=coreweave.URL,
                      fetched_at=datetime(2026, 2, 11, tzinfo=UTC), body=html.encode())
     return to_observations(coreweave.parse(raw), raw, run_id="conformance")
@@ -82,3 +86,58 @@ def test_the_scraped_table_itself_is_refused_with_a_clear_reason() -> None:
                      fetched_at=datetime(2026, 2, 11, tzinfo=UTC), body=path.read_bytes())
     with pytest.raises(ParseError, match="third-party scraper's CSV"):
         coreweave.parse(raw)
+
+
+# ---- the real 2026 page (REAL_PAGES.md): two regional grids -------------------------------
+
+PAGE_2026 = "coreweave_pricing_2026-06-or-later_gpu-section-excerpt_chars40287-95097.html"
+
+
+@pytest.fixture(scope="module")
+def page_2026() -> tuple[pl.DataFrame, dict[str, int]]:
+    path = shared_file("captures", "coreweave", PAGE_2026)
+    raw = RawCapture(source="coreweave", url=coreweave.URL,
+                     fetched_at=datetime(2026, 6, 12, tzinfo=UTC), body=path.read_bytes())
+    frame, skipped = coreweave.parse_with_skips(raw)
+    assert coreweave.SOURCE.parse_with_strategy(raw)[1] == "table"
+    return to_observations(frame, raw, run_id="conformance"), dict(skipped)
+
+
+def test_2026_page_has_34_prices_by_region_and_kind(
+        page_2026: tuple[pl.DataFrame, dict[str, int]]) -> None:
+    obs, skipped = page_2026
+    counts = obs.group_by("region", "pricing").len().sort("region", "pricing").rows()
+    # Checked by hand: NA 9 on-demand + 9 spot, Europe 9 on-demand + 7 spot.
+    assert counts == [("europe", "on_demand", 9), ("europe", "spot", 7),
+                      ("north-america", "on_demand", 9), ("north-america", "spot", 9)]
+    assert skipped[coreweave.INFERENCE_SKIP] == 9  # NA inference cells with a price
+    assert validate(obs).quarantined.height == 0
+
+
+def test_2026_page_prices_checked_by_hand(page_2026: tuple[pl.DataFrame, dict[str, int]]) -> None:
+    obs, _ = page_2026
+    got = {(o, r, p): (c, v, g) for o, r, p, c, v, g in obs.select(
+        "offering", "region", "pricing", "gpu_count", "price_usd_per_hour",
+        "price_usd_per_gpu_hour").iter_rows()}
+    gb200 = got[("NVIDIA GB200 NVL72", "north-america", "on_demand")]
+    assert gb200[:2] == (4.0, 42.00) and gb200[2] == pytest.approx(10.50)  # "4^1", $42.00
+    assert got[("NVIDIA A100", "north-america", "on_demand")][:2] == (8.0, 21.60)
+    assert got[("NVIDIA HGX H100", "north-america", "spot")][:2] == (8.0, 19.71)
+    assert got[("NVIDIA HGX H100", "europe", "spot")][:2] == (8.0, 19.51)
+    assert got[("NVIDIA HGX B300", "europe", "spot")][:2] == (8.0, 36.70)
+    assert got[("NVIDIA L40S", "north-america", "spot")][:2] == (8.0, 7.88)
+    # Contact-sales and N/A cells are not prices.
+    assert ("NVIDIA HGX B300", "north-america", "on_demand") not in got
+    assert ("NVIDIA L40", "europe", "spot") not in got
+    assert not any(o.startswith("NVIDIA GB300") for o, _, _ in got)
+
+
+def test_2026_page_gpus_map_to_the_catalog(page_2026: tuple[pl.DataFrame, dict[str, int]]) -> None:
+    obs, _ = page_2026
+    models = dict(zip(obs["offering"], obs["gpu_model"], strict=False))
+    assert models == {
+        "NVIDIA GB200 NVL72": "GB200", "NVIDIA HGX B300": "B300", "NVIDIA HGX B200": "B200",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition (High Memory)": "RTX PRO 6000",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition (Standard Memory)": "RTX PRO 6000",
+        "NVIDIA GH200": "GH200", "NVIDIA HGX H100": "H100 SXM", "NVIDIA L40": "L40",
+        "NVIDIA HGX H200": "H200 SXM", "NVIDIA L40S": "L40S", "NVIDIA A100": "A100 80GB"}

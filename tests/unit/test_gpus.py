@@ -57,6 +57,51 @@ from tests.conftest import CAPTURES, HISTORY
     ("GH200", None, "GH200"),
     ("B200", None, "B200"),
     ("L40S", None, "L40S"),
+    # SUPER written "S" or "SUPER", and "S Ti" for the Ti SUPER (Vast.ai spellings)
+    ("RTX 2060S", None, "RTX 2060 SUPER"),
+    ("RTX 2070S", None, "RTX 2070 SUPER"),
+    ("RTX 2080S", None, "RTX 2080 SUPER"),
+    ("RTX 4070S", None, "RTX 4070 SUPER"),
+    ("RTX 4070S Ti", None, "RTX 4070 Ti SUPER"),
+    ("GTX 1660 S", None, "GTX 1660 SUPER"),
+    ("RTX 2080 SUPER", None, "RTX 2080 SUPER"),
+    ("RTX 4070 Ti", None, "RTX 4070 Ti"),
+    # laptop parts are their own (smaller) cards
+    ("RTX 3060 laptop", None, "RTX 3060 Laptop"),
+    ("RTX 4090 Mobile", 16, "RTX 4090 Laptop"),
+    # converged accelerators and older workstation / Tesla cards
+    ("A100X", None, "A100X"),
+    ("Quadro K2200", None, "Quadro K2200"),
+    ("Quadro M6000", None, "Quadro M6000"),
+    ("Quadro P2000", None, "Quadro P2000"),
+    ("Tesla K40m", None, "K40"),
+    ("Tesla M40", 24, "M40 24GB"),
+    ("MI250X", None, "MI250X"),
+    ("MI250", None, "MI250"),
+    # RTX PRO: editions of the same card, and the Max-Q part
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition (High Memory)", 96, "RTX PRO 6000"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition (Standard Memory)", 96, "RTX PRO 6000"),
+    ("RTX PRO 6000 WK", None, "RTX PRO 6000"),
+    ("RTX PRO 6000 MaxQ", 96, "RTX PRO 6000 Max-Q"),
+    ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", None, "RTX PRO 6000 Max-Q"),
+    ("RTX PRO 4500 SE", 32, "RTX PRO 4500"),
+    ("RTX PRO 5000", 48, "RTX PRO 5000"),
+    ("RTX PRO 5000", 72, "RTX PRO 5000 72GB"),
+    ("RTX PRO 4000", None, "RTX PRO 4000"),
+    ("RTX 4000 Ada SFF", 20, "RTX 4000 SFF Ada"),
+    # MIG slices resolve to their card (parsers store the fraction)
+    ("PRO 6000 MIG 24GB", 96, "RTX PRO 6000"),
+    ("PRO 6000 MIG 48GB", 48, "RTX PRO 6000"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", 24, "RTX PRO 6000"),
+    ("A100 MIG 1g.10gb", 80, "A100 80GB"),
+    # names the neocloud pages use
+    ("NVIDIA GB200 NVL72", None, "GB200"),
+    ("NVIDIA HGX B300", None, "B300"),
+    ("MI325X", None, "MI325X"),
+    ("MI355X", None, "MI355X"),
+    ("H200 NVL", None, "H200 NVL"),
+    ("L40", None, "L40"),
+    ("A16", None, "A16"),
 ])
 def test_known_spellings(name: str, memory_gb: float | None, expected: str) -> None:
     assert normalise_gpu_name(name, memory_gb) == expected
@@ -67,7 +112,9 @@ def test_form_factor_hint_from_the_instance_name() -> None:
     assert normalise_gpu_name("H100", 80, hint="gpu_1x_h100_pcie") == "H100 PCIe"
 
 
-@pytest.mark.parametrize("name", ["Banana 9000", "", None, "   ", "GPU (unspecified)"])
+@pytest.mark.parametrize("name", ["Banana 9000", "", None, "   ", "GPU (unspecified)",
+                                  "RTX 2080 laptop",  # no such catalog part: not the desktop card
+                                  "MIG 1g.10gb"])  # a slice naming no card
 def test_unknown_names_are_kept_as_unknown(name: str | None) -> None:
     assert normalise_gpu_name(name) == UNKNOWN_GPU
 
