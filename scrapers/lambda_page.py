@@ -323,7 +323,7 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
                 raise ParseError(f"lambda-page: price {text!r} is not per hour")
             kind = (instance.group("kind") or "").lower() if instance else ""
             reserved = kind == "reserved" or reserved_table or instance is None
-            gpu_name = instance.group("gpu") if instance else _GPU_TOKEN.search(name).group(0)  # type: ignore[union-attr]
+            gpu_name = instance.group("gpu") if instance else name
             roles = _cell_roles(cells, table.headers)
             memory = _number(roles.get("memory"))
             if reserved:
