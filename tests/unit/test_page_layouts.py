@@ -214,3 +214,15 @@ def test_paperspace_card_with_two_visible_prices_is_a_parse_error() -> None:
             '<div>$<h1 class="instance-price-2">1.50</h1>/ hour</div></div>')
     with pytest.raises(ParseError, match="2 prices"):
         paperspace.parse(raw("paperspace", page))
+
+
+def test_parse_command_says_which_strategy_read_the_page() -> None:
+    from typer.testing import CliRunner
+
+    from gpuprices.cli import app
+
+    result = CliRunner().invoke(app, ["parse", "lambda-page",
+                                      str(FIXTURES / "lambda_hubspot_per_instance.html"),
+                                      "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "read by strategy: table/rows (7 rows)" in result.output
