@@ -88,9 +88,11 @@ def parse(
     fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
     raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=file.read_bytes())
     try:
-        observations = to_observations(src.parse(raw), raw, run_id="parse")
+        parsed, strategy = src.parse_with_strategy(raw)
+        observations = to_observations(parsed, raw, run_id="parse")
     except ParseError as exc:
         raise fail(f"{source} cannot parse {file}: {exc}") from None
+    typer.echo(f"read by strategy: {strategy} ({parsed.height} rows)", err=True)
     batch = validate(observations)
     shown = ["provider", "offering", "gpu_name", "gpu_model", "gpu_count", "gpu_memory_gb",
              "region", "pricing", "price_usd_per_hour", "price_usd_per_gpu_hour", "available"]

@@ -1,18 +1,33 @@
-"""Lambda's public pricing page (no key): https://lambda.ai/pricing, on-demand instance tables.
+"""Lambda's public pricing page (no key): https://lambda.ai/pricing (before 2025
+lambdalabs.com/service/gpu-cloud). On-demand instance prices, and reserved prices where the
+page states a term.
 
-Facts (../shared/captures/PAGES.md §1, from third-party scraper code; no raw page was
-available to check them against):
-- server-rendered `<table class="_pricingTable_<hash>">`, one per GPU-count tab (`role=tabpanel`,
-  `aria-labelledby` -> the tab button, whose text is "1x", "2x", "4x", "8x"); each row is
-  `<tr>` with the GPU in its first `<th>` and `<td data-label="VRAM/GPU|vCPUs|RAM|STORAGE|
-  PRICE/GPU/HR">` cells. Prices are USD per GPU-hour and differ by GPU count.
-- since about Dec 2025 the tab contents are embedded as JSON strings,
-  `{"contentHtml":"\\u003Ctable ...","label":"8x"}`, which are unescaped and parsed the same way.
-- the page also carries 1-Click Clusters and Reserved sections, and heading rows
-  ("On-Demand", "Reserved") with no numbers: neither is an on-demand instance price.
+Layouts it reads, tried in this order (`gpuprices parse` names the one that read the page):
+
+1. `table/tabs`, lambda.ai 2025-2026: server-rendered `<table class="_pricingTable_<hash>">`,
+   one per GPU-count tab (`role=tabpanel`, `aria-labelledby` -> the tab button "1x" .. "8x");
+   the GPU in each row's `<th>`, `<td data-label="VRAM/GPU|vCPUs|RAM|STORAGE|PRICE/GPU/HR*">`
+   cells. Since about Dec 2025 the tabs are also embedded as JSON strings
+   (`{"contentHtml":"\\u003Ctable ...","label":"8x"}`), unescaped and read the same way.
+   1-Click Cluster / Reserved sections and heading rows ("On-Demand") are not instance prices.
+2. `table/rows`, lambdalabs.com HubSpot tables, 2023 and 2024: one table, a row per instance
+   whose first cell names it ("On-demand 8x NVIDIA H100 SXM" in 2024, "8x NVIDIA H100 SXM" in
+   2023), then GPU memory, vCPUs, RAM, storage and the price. Per GPU or per instance comes
+   from the page's words, never from the date: "$2.99 / GPU / hr" (2024) is per GPU-hour,
+   "$20.72 / hr" (2023, no "/ GPU", and no "/GPU" in the column header either) is the whole
+   instance per hour. Rows without a price ("Reserved 8x ... CONTACT SALES") are not rows.
+   The 2023 page also had a reserved-cluster table priced per H100 per hour for a term: those
+   prices are stored as pricing `reserved` with the term in the offering name
+   (`reserved_3y_h100_sxm5`, or `gpu_8x_h100_sxm5_reserved_3y` when the row names a count),
+   one GPU per row (the price is per GPU-hour; a cluster's size is not an instance). A reserved
+   price whose term the page does not state is left out: a commitment of unknown length is not
+   comparable with anything.
+
+A page none of these read -> ParseError naming the strategies tried.
 
 The page names no instance type, so `offering` is the Lambda Cloud API name derived from the
-GPU and count (gpu_8x_h100_sxm5), making these rows the same as the `lambda` API source's.
+GPU and count (gpu_8x_h100_sxm5), making these rows the same offerings as the `lambda` API
+source's and SkyPilot's Lambda catalog (so `source_disagreement` compares like with like).
 """
 
 from __future__ import annotations
@@ -36,6 +51,17 @@ from scrapers.base import (
 )
 from scrapers.http import request
 from scrapers.lambda_api import BILLING_INCREMENT_S
+from scrapers.pagekit import (
+    StrategyParser,
+    Table,
+    clean_text,
+    commitment_term,
+    parse_price,
+    price_unit,
+    read_tables,
+)
+
+__all__ = ["NAME", "SOURCE", "URL", "api_instance_name", "fetch", "parse"]
 
 NAME = "lambda-page"
 BASE = "https://lambda.ai"
@@ -47,23 +73,30 @@ _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)")
 _SKIPPED_SECTIONS = re.compile(r"cluster|reserved", re.IGNORECASE)
 # {"contentHtml":"...","label":"8x"}, the way the page embeds each tab.
 _TAB_JSON = re.compile(r'"contentHtml"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"label"\s*:\s*"([^"]*)"')
+# "On-demand 8x NVIDIA H100 SXM", "Reserved 8x ...", "8x NVIDIA H100 SXM5".
+_INSTANCE = re.compile(r"^(?:(?P<kind>on[- ]?demand|reserved)\s+)?(?P<count>\d{1,2})\s*x\s+"
+                       r"(?P<gpu>.*\S)\s*$", re.IGNORECASE)
+_GPU_TOKEN = re.compile(r"\b(?:[A-Z]{1,3}\d{2,4}[A-Z]?|A\d{4,5}|RTX\s*\d{4})\b")
+_MEMORY_IN_NAME = re.compile(r"\(?\s*(\d{2,3})\s*GB\s*\)?", re.IGNORECASE)
 
-
-# Page GPU name (without "NVIDIA"), memory GB -> the API's instance-type stem.
+# Page GPU name (without "NVIDIA", SXM/PCIe generation digits dropped, lower case), memory GB
+# -> the API's instance-type stem (names as in scrapers/examples/lambda).
 _API_STEMS: dict[tuple[str, int], str] = {
-    ("B200 SXM6", 180): "b200_sxm6",
-    ("H100 SXM", 80): "h100_sxm5",
-    ("H100 PCIe", 80): "h100_pcie",
-    ("GH200", 96): "gh200",
-    ("A100 SXM", 80): "a100_80gb_sxm4",
-    ("A100 SXM", 40): "a100_sxm4",
-    ("A100 PCIe", 40): "a100",
-    ("A6000", 48): "a6000",
-    ("A10", 24): "a10",
-    ("Tesla V100", 16): "v100",
-    ("V100", 16): "v100",
-    ("Quadro RTX 6000", 24): "rtx6000",
-    ("RTX 6000", 24): "rtx6000",
+    ("b200 sxm", 180): "b200_sxm6",
+    ("h100 sxm", 80): "h100_sxm5",
+    ("h100 pcie", 80): "h100_pcie",
+    ("gh200", 96): "gh200",
+    ("a100 sxm", 80): "a100_80gb_sxm4",
+    ("a100 sxm", 40): "a100_sxm4",
+    ("a100 pcie", 40): "a100",
+    ("a100", 40): "a100",
+    ("a6000", 48): "a6000",
+    ("rtx a6000", 48): "a6000",
+    ("a10", 24): "a10",
+    ("tesla v100", 16): "v100",
+    ("v100", 16): "v100",
+    ("quadro rtx 6000", 24): "rtx6000",
+    ("rtx 6000", 24): "rtx6000",
 }
 # Where Lambda's names break the pattern: its 8x A100 SXM 40 GB is plain gpu_8x_a100.
 _API_NAME_EXCEPTIONS: dict[str, str] = {"gpu_8x_a100_sxm4": "gpu_8x_a100"}
@@ -74,14 +107,21 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
     return request(client, settings, NAME, "GET", url, headers={"Accept": "text/html"})
 
 
+def _stem(gpu_name: str, memory_gb: float | None) -> str:
+    short = re.sub(r"^\s*NVIDIA\s+", "", gpu_name, flags=re.IGNORECASE).strip()
+    in_name = _MEMORY_IN_NAME.search(short)
+    if in_name:
+        memory_gb = memory_gb or float(in_name.group(1))
+        short = (short[:in_name.start()] + " " + short[in_name.end():]).strip()
+    key = re.sub(r"\b(sxm|pcie)\d\b", r"\1", clean_text(short).lower())
+    stem = _API_STEMS.get((key, round(memory_gb or 0)))
+    return stem or re.sub(r"[^a-z0-9]+", "_", short.lower()).strip("_")
+
+
 def api_instance_name(gpu_name: str, memory_gb: float | None, count: int) -> str:
     """The Lambda Cloud API instance type for a page row ("NVIDIA H100 SXM", 80, 8 ->
     gpu_8x_h100_sxm5); unknown GPUs get the same pattern from their own name."""
-    short = re.sub(r"^\s*NVIDIA\s+", "", gpu_name, flags=re.IGNORECASE).strip()
-    stem = _API_STEMS.get((short, round(memory_gb or 0)))
-    if stem is None:
-        stem = re.sub(r"[^a-z0-9]+", "_", short.lower()).strip("_")
-    name = f"gpu_{count}x_{stem}"
+    name = f"gpu_{count}x_{_stem(gpu_name, memory_gb)}"
     return _API_NAME_EXCEPTIONS.get(name, name)
 
 
@@ -96,6 +136,37 @@ def _gigabytes(text: str | None) -> float | None:
         return None
     return value * 1024 if re.search(r"\bTi?B\b", text or "", re.IGNORECASE) else value
 
+
+class _Rows:
+    """Rows of one page; the same offering twice must carry the same price."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self._prices: dict[tuple[str, str], float] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        key = (row["offering"], row["pricing"])
+        price = row["price_usd_per_hour"]
+        if key in self._prices:
+            if abs(self._prices[key] - price) > 0.005:
+                raise ParseError(f"lambda-page: {key[0]} ({key[1]}) priced twice, "
+                                 f"{self._prices[key]} and {price} (layout misread?)")
+            return
+        self._prices[key] = price
+        self.rows.append(row)
+
+
+def _row(offering: str, gpu_name: str, count: int, memory: float | None, vcpus: float | None,
+         ram: float | None, pricing: str, per_hour: float) -> dict[str, Any]:
+    return {
+        "provider": "lambda", "offering": offering, "gpu_name": gpu_name,
+        "gpu_count": float(count), "gpu_memory_gb": memory, "vcpus": vcpus, "ram_gb": ram,
+        "region": GLOBAL_REGION, "pricing": pricing,
+        "price_usd_per_hour": round(per_hour, 6), "billing_increment_s": BILLING_INCREMENT_S,
+    }
+
+
+# --- 2025-2026: tabbed _pricingTable_ tables ------------------------------------------------
 
 def _html_tabs(soup: BeautifulSoup) -> list[tuple[str, Tag]]:
     """(tab label, panel) for the server-rendered layout, skipping cluster/reserved sections."""
@@ -126,7 +197,7 @@ def _json_tabs(text: str) -> list[tuple[str, Tag]]:
     return tabs
 
 
-def _cells(row: Tag) -> dict[str, str]:
+def _labelled_cells(row: Tag) -> dict[str, str]:
     return {
         str(cell.get("data-label")).strip().upper(): cell.get_text(" ", strip=True)
         for cell in row.find_all("td")
@@ -139,47 +210,157 @@ def _pick(cells: dict[str, str], *prefixes: str) -> str | None:
     return next((v for k, v in cells.items() if k.startswith(prefixes)), None)
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
+def _tabbed_tables(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    text = raw.text()
+    count_tabs = [(int(m.group(1)), panel) for label, panel in _html_tabs(soup) + _json_tabs(text)
+                  if (m := _COUNT_LABEL.match(label))]
+    if not count_tabs:
+        return None
+    rows = _Rows()
+    for count, panel in count_tabs:
+        for tr in panel.find_all("tr"):
+            cells = _labelled_cells(tr)
+            header = tr.find("th")
+            price_label = next((k for k in cells if k.startswith("PRICE")), None)
+            if header is None or price_label is None:
+                continue  # the header row, or a section heading picked up as a row
+            price = parse_price(cells[price_label], default_currency="USD")
+            if price is None or price.amount <= 0:
+                continue
+            period, per_gpu = price_unit(price_label)
+            if (price.per_gpu or per_gpu) is not True or (price.period or period) != "hour":
+                raise ParseError(f"lambda-page: tab price column {price_label!r} is not "
+                                 "per GPU-hour (layout changed?)")
+            gpu_name = clean_text(header.get_text(" ", strip=True))
+            memory = _number(_pick(cells, "VRAM"))
+            rows.add(_row(api_instance_name(gpu_name, memory, count), gpu_name, count, memory,
+                          _number(_pick(cells, "VCPU", "CPU")),
+                          _gigabytes(_pick(cells, "RAM", "MEMORY")),
+                          "on_demand", price.amount * count))
+    return rows_frame(rows.rows)
+
+
+# --- 2023-2024: HubSpot instance rows -------------------------------------------------------
+
+def _cell_roles(cells: list[str], headers: list[str]) -> dict[str, str]:
+    """Memory, vCPUs and RAM cells by header word when the table has headers, else by shape:
+    the first "NN GB" cell is GPU memory, the first bare integer vCPUs, the first GiB/TiB cell
+    that is not storage ("SSD") the RAM."""
+    roles: dict[str, str] = {}
+    for index, text in enumerate(cells[1:], start=1):
+        header = headers[index].lower() if index < len(headers) else ""
+        if header:
+            role = ("memory" if ("gpu" in header and "mem" in header) or "vram" in header else
+                    "vcpus" if "cpu" in header else
+                    "ram" if "ram" in header or header == "memory" else None)
+        elif re.fullmatch(r"\d+(?:\.\d+)?\s*GB", text, re.IGNORECASE):
+            role = "memory"
+        elif re.fullmatch(r"\d+", text):
+            role = "vcpus"
+        elif re.search(r"\bGi?B\b|\bTi?B\b", text) and "SSD" not in text.upper():
+            role = "ram"
+        else:
+            role = None
+        if role:
+            roles.setdefault(role, text)
+    return roles
+
+
+def _price_cell(table: Table, cells: list[str]) -> tuple[str, str] | None:
+    """(price text, its column header) for a row: the "price" column, else the last cell
+    holding an amount of money."""
+    column = table.column("price")
+    if column is not None and column < len(cells):
+        return cells[column], table.headers[column]
+    for index in range(len(cells) - 1, 0, -1):
+        if re.search(r"[$€£]\s*\d", cells[index]):
+            header = table.headers[index] if index < len(table.headers) else ""
+            return cells[index], header
+    return None
+
+
+def _table_term(table: Table) -> str | None:
+    """A term stated around the table: caption, headers, or the text just after it."""
+    after = ""
+    anchor = table.element or (table.row_elements[-1] if table.row_elements else None)
+    if anchor is not None:
+        following = anchor.find_next(string=True)
+        after = clean_text(str(following)) if following else ""
+    return commitment_term(" ".join([table.caption, *table.headers, after]))
+
+
+def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    rows = _Rows()
+    seen_instance_rows = 0
+    for table in read_tables(soup):
+        reserved_table = "reserved" in table.caption.lower()
+        for cells in table.rows:
+            if len(cells) < 2:
+                continue
+            name = cells[0]
+            instance = _INSTANCE.match(name)
+            priced = _price_cell(table, cells)
+            if instance is None and not (priced and _GPU_TOKEN.search(name)):
+                continue  # a heading row, or not an instance at all
+            seen_instance_rows += instance is not None
+            if priced is None:
+                continue
+            text, header = priced
+            price = parse_price(text)
+            if price is None or price.amount <= 0:
+                continue  # "CONTACT SALES", "Sold out": no price to store
+            if price.currency != "USD":
+                raise ParseError(f"lambda-page: price {text!r} is not in USD")
+            header_period, header_per_gpu = price_unit(header)
+            period = price.period or header_period
+            if period is None:
+                raise ParseError(f"lambda-page: price {text!r} names no period and its "
+                                 f"column header {header!r} none either")
+            per_gpu = price.per_gpu if price.per_gpu is not None else header_per_gpu
+            hourly = price.amount / {"hour": 1.0, "minute": 1 / 60, "second": 1 / 3600}.get(
+                period, float("nan"))
+            if hourly != hourly:  # a monthly or yearly figure is not an instance-hour price
+                raise ParseError(f"lambda-page: price {text!r} is not per hour")
+            kind = (instance.group("kind") or "").lower() if instance else ""
+            reserved = kind == "reserved" or reserved_table or instance is None
+            gpu_name = instance.group("gpu") if instance else name
+            roles = _cell_roles(cells, table.headers)
+            memory = _number(roles.get("memory"))
+            if reserved:
+                term = commitment_term(" ".join(cells)) or _table_term(table)
+                if term is None or (instance is None and per_gpu is not True):
+                    continue  # no stated term, or a cluster price not per GPU: not comparable
+                if instance is None:  # a cluster priced per GPU: one GPU's price
+                    rows.add(_row(f"reserved_{term}_{_stem(gpu_name, memory)}", gpu_name, 1,
+                                  memory, None, None, "reserved", hourly))
+                    continue
+                count = int(instance.group("count"))
+                rows.add(_row(f"{api_instance_name(gpu_name, memory, count)}_reserved_{term}",
+                              gpu_name, count, memory, _number(roles.get("vcpus")),
+                              _gigabytes(roles.get("ram")), "reserved",
+                              hourly * count if per_gpu else hourly))
+                continue
+            count = int(instance.group("count"))  # type: ignore[union-attr]
+            rows.add(_row(api_instance_name(gpu_name, memory, count), gpu_name, count, memory,
+                          _number(roles.get("vcpus")), _gigabytes(roles.get("ram")),
+                          "on_demand", hourly * count if per_gpu else hourly))
+    if not rows.rows and seen_instance_rows:
+        raise ParseError(f"lambda-page: {seen_instance_rows} instance rows but no price read "
+                         "from any of them (price cells changed?)")
+    return rows_frame(rows.rows)
+
+
+def _not_a_scraped_table(raw: RawCapture) -> None:
     if raw.body.lstrip().startswith(b"provider,product,"):
         raise ParseError("lambda-page: this is a third-party scraper's CSV table, not the "
                          "page; it is reference data for the conformance tests")
-    text = raw.text()
-    soup = BeautifulSoup(text, "lxml")
-    tabs = _html_tabs(soup) + _json_tabs(text)
-    count_tabs = [(int(m.group(1)), panel) for label, panel in tabs
-                  if (m := _COUNT_LABEL.match(label))]
-    if not count_tabs:
-        raise ParseError("lambda-page: no '1x/2x/4x/8x' pricing tabs found (layout changed?)")
-    rows: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for count, panel in count_tabs:
-        for row in panel.find_all("tr"):
-            cells = _cells(row)
-            header = row.find("th")
-            price = _number(_pick(cells, "PRICE"))
-            if header is None or price is None or price <= 0:
-                continue  # the header row, or a section heading picked up as a row
-            gpu_name = header.get_text(" ", strip=True)
-            memory = _number(_pick(cells, "VRAM"))
-            offering = api_instance_name(gpu_name, memory, count)
-            if offering in seen:
-                continue
-            seen.add(offering)
-            rows.append({
-                "provider": "lambda",
-                "offering": offering,
-                "gpu_name": gpu_name,
-                "gpu_count": float(count),
-                "gpu_memory_gb": memory,
-                "vcpus": _number(_pick(cells, "VCPU", "CPU")),
-                "ram_gb": _gigabytes(_pick(cells, "RAM", "MEMORY")),
-                "region": GLOBAL_REGION,
-                "pricing": "on_demand",
-                "price_usd_per_hour": round(price * count, 6),
-                "billing_increment_s": BILLING_INCREMENT_S,
-            })
-    return rows_frame(rows)
 
+
+parse = StrategyParser(
+    source=NAME,
+    strategies=(("table/tabs", _tabbed_tables), ("table/rows", _instance_rows)),
+    accepts=_not_a_scraped_table,
+)
 
 SOURCE = SourceDef(
     name=NAME,

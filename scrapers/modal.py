@@ -27,6 +27,7 @@ from scrapers.base import (
     rows_frame,
 )
 from scrapers.http import request
+from scrapers.pagekit import StrategyParser, visible
 
 URL = "https://modal.com/pricing"
 SECONDS_PER_HOUR = 3600
@@ -68,11 +69,11 @@ def _gpu_line(item: Tag) -> tuple[str, float] | None:
     return None
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
-    soup = BeautifulSoup(raw.body, "lxml")
-    items = soup.select("div.line-item")
+def _line_items(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    """The `cards` strategy: visible `div.line-item` cards (2025 SvelteKit page)."""
+    items = visible(soup.select("div.line-item"))
     if not items:
-        raise ParseError("modal: no div.line-item price rows (pricing page layout changed?)")
+        return None  # not this layout: the StrategyParser says which strategies were tried
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for item in items:
@@ -100,6 +101,10 @@ def parse(raw: RawCapture) -> pl.DataFrame:
                          "('$x / sec'); price table layout changed?")
     return rows_frame(rows)
 
+
+# Layouts: `cards` = div.line-item + p.price, modal.com/pricing 2025 (rendered capture of
+# 2025-06-12). Anything else -> ParseError naming the strategies tried.
+parse = StrategyParser(source="modal", strategies=(("cards", _line_items),))
 
 SOURCE = SourceDef(
     name="modal",

@@ -37,6 +37,7 @@ __all__ = [
     "StrategyParser",
     "Table",
     "clean_text",
+    "commitment_term",
     "data_attribute_elements",
     "is_hidden",
     "json_ld_objects",
@@ -44,6 +45,7 @@ __all__ = [
     "next_data",
     "parse_price",
     "parse_with_strategies",
+    "price_unit",
     "read_tables",
     "soup_of",
     "visible",
@@ -97,6 +99,10 @@ _PERIODS: tuple[tuple[Period, re.Pattern[str]], ...] = (
 )
 _PER_GPU = re.compile(r"\bper\s*gpu\b|/\s*gpu\b|\bgpu\s*[-/]\s*h(?:ou)?r|\bgpu\s*hour|"
                       r"\bper\s+gpu\s+per\b|\bgpu\s*/\s*h", re.I)
+# "$1.89 / H100 / hr", "per A100 per hour": priced per named GPU, i.e. per GPU.
+_PER_MODEL = re.compile(r"(?:/|\bper\b)\s*(?:nvidia\s+)?[a-z]{1,3}\d{2,4}[a-z]*\s*"
+                        r"(?:/|\bper\b|-)\s*h", re.I)
+_PER_INSTANCE = re.compile(r"(?:/|\bper\b)\s*(?:instance|node|server|machine|vm|pod)\b", re.I)
 _NOT_A_PRICE = re.compile(r"contact|talk to|get a quote|request|sold out|coming soon|"
                           r"\bn/?a\b|^\s*[-–—]\s*$|unavailable|waitlist|call us", re.I)
 _FROM = re.compile(r"\b(?:from|starting\s+(?:at|from)|as\s+low\s+as)\b", re.I)
@@ -120,6 +126,21 @@ class PagePrice:
         return self.amount / HOURS_PER[self.period]
 
 
+def price_unit(text: str | None) -> tuple[Period | None, bool | None]:
+    """(period, per GPU?) from unit words alone: a price's tail ("/ GPU / hr") or a column
+    header ("PRICE/GPU/HR*", "On-Demand Price (/hr)"). per GPU is None when not said."""
+    cleaned = clean_text(text)
+    if re.fullmatch(r"[A-Z0-9 /*().$-]+", cleaned):
+        cleaned = cleaned.replace("/", " / ")  # headers in capitals glue words: PRICE/GPU/HR
+    period = next((p for p, pattern in _PERIODS if pattern.search(cleaned)), None)
+    per_gpu: bool | None = None
+    if _PER_GPU.search(cleaned) or _PER_MODEL.search(cleaned):
+        per_gpu = True
+    elif _PER_INSTANCE.search(cleaned):
+        per_gpu = False
+    return period, per_gpu
+
+
 def parse_price(text: str | None, *, default_period: Period | None = None,
                 default_currency: str | None = None) -> PagePrice | None:
     """A PagePrice for price text, or None when the text holds no price ("Contact sales").
@@ -132,7 +153,10 @@ def parse_price(text: str | None, *, default_period: Period | None = None,
     cleaned = clean_text(text)
     if not cleaned or _NOT_A_PRICE.search(cleaned):
         return None
-    match = _AMOUNT.search(cleaned)
+    # The first amount with a currency sign or code wins: "8x H100 $20.72" is not 8 dollars.
+    matches = list(_AMOUNT.finditer(cleaned))
+    match = next((m for m in matches if m.group("sign") or m.group("code")),
+                 matches[0] if matches else None)
     if match is None:
         return None
     sign, code = match.group("sign"), match.group("code")
@@ -140,13 +164,31 @@ def parse_price(text: str | None, *, default_period: Period | None = None,
     if currency is None:
         return None  # a bare number is not a price unless the caller knows the currency
     number = match.group("num").replace(",", "").replace(" ", "")
-    rest = cleaned[match.end():]
-    period = next((p for p, pattern in _PERIODS if pattern.search(rest)), None)
+    period, per_gpu = price_unit(cleaned[match.end():])
     period = period or default_period
-    per_gpu: bool | None = True if _PER_GPU.search(rest) else None
     return PagePrice(amount=float(number), currency=currency, period=period, per_gpu=per_gpu,
                      starting_from=bool(_FROM.search(cleaned[:match.start()] or "")),
                      text=cleaned)
+
+
+_TERM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twelve": 12,
+               "eighteen": 18, "twenty-four": 24, "thirty-six": 36}
+_TERM = re.compile(r"\b(?P<n>\d{1,2}|" + "|".join(_TERM_WORDS) + r")\s*[- ]?\s*"
+                   r"(?P<unit>years?|yrs?|months?|mos?)\b(?!\s*/)", re.I)
+
+
+def commitment_term(text: str | None) -> str | None:
+    """The commitment a price text names, normalised ("3-year commitment" -> "3y",
+    "6 months" -> "6mo"); None when it names none. "/ month" is a period, not a term."""
+    match = _TERM.search(clean_text(text))
+    if match is None:
+        return None
+    word = match.group("n").lower()
+    number = int(word) if word.isdigit() else _TERM_WORDS[word]
+    unit = "y" if match.group("unit").lower().startswith("y") else "mo"
+    if unit == "mo" and number % 12 == 0:
+        number, unit = number // 12, "y"
+    return f"{number}{unit}"
 
 
 # --- visibility -----------------------------------------------------------------------------
@@ -288,30 +330,53 @@ def _expand(cells: list[Tag]) -> list[str]:
     return texts
 
 
+def _is_header_row(row: Tag, cells: list[Tag], first: bool) -> bool:
+    """A `<thead>` row, a row of `<th>` only, or (CMS tables written with `<td>` only) a
+    first row with at least two cells, none holding a digit."""
+    if row.find_parent("thead") is not None or all(c.name == "th" for c in cells):
+        return True
+    texts = [clean_text(c.get_text(" ", strip=True)) for c in cells]
+    return first and len(cells) >= 2 and all(texts) and not any(
+        re.search(r"\d", t) for t in texts)
+
+
+def _table_of(element: Tag | None, rows: list[Tag], heading_tags: tuple[str, ...]) -> Table:
+    headers: list[str] = []
+    body: list[Tag] = []
+    for index, row in enumerate(rows):
+        cells = row.find_all(["th", "td"], recursive=False)
+        if not headers and not body and cells and _is_header_row(row, cells, index == 0):
+            headers = _expand(cells)
+            continue
+        if not is_hidden(row):
+            body.append(row)
+    anchor = element if element is not None else (rows[0] if rows else None)
+    heading = anchor.find_previous(heading_tags) if anchor is not None else None
+    return Table(
+        headers=headers,
+        rows=[_expand(r.find_all(["th", "td"], recursive=False)) for r in body],
+        element=element, row_elements=body,
+        caption=clean_text(heading.get_text(" ", strip=True)) if heading else "")
+
+
 def read_tables(soup: BeautifulSoup | Tag, *, heading_tags: tuple[str, ...] = (
         "h1", "h2", "h3", "h4", "h5", "h6")) -> list[Table]:
-    """Every visible `<table>`: headers from `<thead>` or the first row of `<th>` cells."""
+    """Every visible `<table>`: headers from `<thead>`, a first row of `<th>` cells, or a
+    first `<td>` row of words only (CMS tables); `colspan` cells repeat across their columns.
+
+    Rows outside any table (an excerpt cut inside a table, broken markup) are read as one
+    more table without an element, so a page cut mid-table still reads by its rows.
+    """
     tables: list[Table] = []
     for element in soup.find_all("table"):
         if is_hidden(element):
             continue
         rows = [r for r in element.find_all("tr") if r.find_parent("table") is element]
-        headers: list[str] = []
-        body: list[Tag] = []
-        for row in rows:
-            cells = row.find_all(["th", "td"], recursive=False)
-            if not headers and cells and (row.find_parent("thead") is not None
-                                          or all(c.name == "th" for c in cells)):
-                headers = _expand(cells)
-                continue
-            if not is_hidden(row):
-                body.append(row)
-        heading = element.find_previous(heading_tags)
-        tables.append(Table(
-            headers=headers,
-            rows=[_expand(r.find_all(["th", "td"], recursive=False)) for r in body],
-            element=element, row_elements=body,
-            caption=clean_text(heading.get_text(" ", strip=True)) if heading else ""))
+        tables.append(_table_of(element, rows, heading_tags))
+    orphans = [r for r in soup.find_all("tr")
+               if r.find_parent("table") is None and not is_hidden(r)]
+    if orphans:
+        tables.append(_table_of(None, orphans, heading_tags))
     return tables
 
 

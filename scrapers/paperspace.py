@@ -1,17 +1,30 @@
 """Paperspace (DigitalOcean) machine prices: https://www.paperspace.com/pricing (no key).
 
-No raw copy of this page was found (PAGES.md §3), so its HTML structure is unverified and the
-parser is driven by table headers, not by CSS classes: any `<table>` with an hourly-price
-column and a machine or GPU column is read; columns are recognised by their header words.
-Facts it relies on: prices are per machine (not per GPU) per hour; each machine type also has
-a monthly subscription price (a flat rate for the month, i.e. a one-month commitment), and
-hourly machines pay a monthly access & storage fee on top of their usage (from $5/month for
-50 GB; support.paperspace.com "Virtual Machine Billing Overview"). So:
-- hourly price -> on_demand, with the monthly fee (a "fee" column) in monthly_fee_usd, never
-  folded into the hourly price;
-- monthly subscription price (a "monthly" column that is not a fee) -> reserved, quoted as its
-  hourly equivalent over an average month (730 h).
-Multi-GPU machines carry the count in their name ("A100-80Gx8") or GPU cell ("8x H100").
+Prices are per machine (not per GPU) per hour. Layouts it reads, tried in this order
+(`gpuprices parse` names the one that read the page):
+
+1. `table`: any visible `<table>` with an hourly-price column and a machine or GPU column,
+   columns recognised by header words (our assumed layout for the bundled example, written
+   from documented figures; no real page in this shape has been seen). Hourly price ->
+   on_demand, with a monthly fee column in monthly_fee_usd (never folded into the hourly
+   price); a monthly subscription column -> reserved at its hourly equivalent over 730 h.
+   Multi-GPU machines carry the count in their name ("A100-80Gx8") or GPU cell ("8x H100").
+2. `cards`, paperspace.com/pricing 2024 (Webflow, Wayback 2024-01-23): one card per machine,
+   `h1.instance-names` ("A100-80G"), a price wrap "$ | h1.instance-price-2 | / hour" and spec
+   items ("NVIDIA HGX H100 GPU", "16 GB GPU", "256 GB RAM", "20 vCPU"). Rules:
+   - an unmarked price is the hourly on-demand price of one machine of that type;
+   - a price marked with asterisks ("2.24*") is whatever its footnote ("*$2.24/hour pricing is
+     for a 3-year commitment ...") says: with a stated term it is stored as `reserved`, offering
+     "<name>_reserved_<term>" (H100_reserved_3y); never as on-demand. A footnote's own on-demand
+     price for the same machine ("On-demand pricing for H100 is $6.00/hour") is that machine's
+     on_demand row. The figure in brackets after it ("($8.96)") says nothing of what it is and
+     is not read;
+   - hidden elements (Webflow `hide`, `w-condition-invisible`, display:none) are never rows:
+     the page keeps a hidden template remnant inside the H100 card ($3.09, "NVIDIA A100 GPU")
+     and a hidden duplicate block of older cards;
+   - "Multi-GPU types: 2x 4x 8x" with "multiply the specs and price by the number of GPUs" is a
+     rule, not a shown price: those machines are not rows.
+A page none of these read -> ParseError naming the strategies tried.
 """
 
 from __future__ import annotations
@@ -33,6 +46,14 @@ from scrapers.base import (
     rows_frame,
 )
 from scrapers.http import request
+from scrapers.pagekit import (
+    StrategyParser,
+    clean_text,
+    commitment_term,
+    parse_price,
+    read_tables,
+    visible,
+)
 
 NAME = "paperspace"
 BASE = "https://www.paperspace.com"
@@ -88,11 +109,6 @@ def _number(text: str | None) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _table_rows(table: Tag) -> list[list[str]]:
-    return [[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])]
-            for tr in table.find_all("tr")]
-
-
 def _gpu_count(machine: str, gpu: str) -> tuple[float, str]:
     """(count, GPU name without its count) from "A100-80Gx8" / "8x NVIDIA H100"."""
     if match := _COUNT_PREFIX.match(gpu):
@@ -141,21 +157,123 @@ def _rows_of(table: list[list[str]]) -> list[dict[str, Any]]:
     return rows
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
-    soup = BeautifulSoup(raw.text(), "lxml")
-    tables = [_table_rows(t) for t in soup.find_all("table")]
-    priced = [t for t in tables if t and "hourly" in _columns(t[0])]
-    if not priced:
-        raise ParseError("paperspace: no table with an hourly price column (layout changed?)")
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
-    for table in priced:
-        for row in _rows_of(table):
+    for table in read_tables(soup):
+        if not table.headers or "hourly" not in _columns(table.headers):
+            continue
+        for row in _rows_of([table.headers, *table.rows]):
             key = (row["offering"], row["pricing"])
             if key not in seen:
                 seen.add(key)
                 rows.append(row)
-    return rows_frame(rows)
+    return rows_frame(rows) if rows else None
+
+
+# --- Webflow cards (2024) -------------------------------------------------------------------
+
+_CARD_NAME = re.compile(r"instance-names?\b")
+_CARD_PRICE = re.compile(r"^instance-price(?:-\d+)?$")
+_CARD_SPEC = re.compile(r"^instance-specs(?:-\d+)?$")
+_NAME_MEMORY = re.compile(r"-(\d{2,3})G\b", re.IGNORECASE)  # A100-80G
+_MARKER = re.compile(r"(\*+)\s*$")
+# "On-demand pricing for H100 is $6.00/hour"
+_FOOTNOTE_ON_DEMAND = re.compile(
+    r"on[- ]demand\s+pric\w*\s+for\s+(?P<name>[\w+-]+)\s+is\s+(?P<price>\$\s*[\d.,]+\s*/\s*\w+)",
+    re.IGNORECASE)
+
+
+def _card_of(name_el: Tag) -> Tag | None:
+    """The smallest ancestor of a card's name that holds a visible price."""
+    node = name_el.parent
+    while isinstance(node, Tag) and node.name not in ("body", "html"):
+        prices = visible(node.find_all(class_=_CARD_PRICE))
+        if prices:
+            return node
+        node = node.parent
+    return None
+
+
+def _footnotes(soup: BeautifulSoup) -> dict[str, str]:
+    """Visible footnotes by their asterisk marker ("*", "**")."""
+    notes: dict[str, str] = {}
+    for element in visible(soup.find_all(["p", "div", "li", "span"])):
+        if element.find(["p", "div", "li"]):
+            continue  # the innermost block only
+        text = clean_text(element.get_text(" ", strip=True))
+        match = re.match(r"^(\*+)(?!\*)\S", text)
+        if match:
+            notes.setdefault(match.group(1), text)
+    return notes
+
+
+def _card_specs(card: Tag, name: str) -> dict[str, Any]:
+    gpu_name, memory, vcpus, ram = name, None, None, None
+    for spec in visible(card.find_all(class_=_CARD_SPEC)):
+        text = clean_text(spec.get_text(" ", strip=True))
+        if re.fullmatch(r"(\d+)\s*GB\s+GPU", text, re.IGNORECASE):
+            memory = _number(text)
+        elif re.search(r"\bGPU\b", text) and not re.match(r"\d", text):
+            gpu_name = re.sub(r"\s*\bGPU\b\s*$", "", text).strip()
+        elif re.search(r"\bvCPUs?\b", text, re.IGNORECASE):
+            vcpus = _number(text)
+        elif re.search(r"\bRAM\b", text):
+            ram = _number(text)
+    if memory is None and (in_name := _NAME_MEMORY.search(name)):
+        memory = float(in_name.group(1))
+    return {"gpu_name": gpu_name, "gpu_memory_gb": memory, "vcpus": vcpus, "ram_gb": ram}
+
+
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    notes = _footnotes(soup)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def add(row: dict[str, Any]) -> None:
+        key = (row["offering"], row["pricing"])
+        if key in rows and rows[key]["price_usd_per_hour"] != row["price_usd_per_hour"]:
+            raise ParseError(f"paperspace: {key[0]} shown twice with different prices "
+                             f"({rows[key]['price_usd_per_hour']} and {row['price_usd_per_hour']})")
+        rows.setdefault(key, row)
+
+    for name_el in visible(soup.find_all(class_=_CARD_NAME)):
+        name = clean_text(name_el.get_text(" ", strip=True))
+        card = _card_of(name_el)
+        if not name or card is None:
+            continue
+        prices = visible(card.find_all(class_=_CARD_PRICE))
+        if len(prices) != 1:
+            raise ParseError(f"paperspace: card {name!r} shows {len(prices)} prices")
+        amount_text = clean_text(prices[0].get_text(" ", strip=True))
+        wrap = prices[0].parent if isinstance(prices[0].parent, Tag) else prices[0]
+        price = parse_price(clean_text(wrap.get_text(" ", strip=True)), default_currency="USD")
+        if price is None or price.amount <= 0:
+            continue  # "Contact sales", "Coming soon"
+        if price.period is None:
+            raise ParseError(f"paperspace: card {name!r} price {amount_text!r} names no period")
+        common = {"provider": "paperspace", "gpu_count": 1.0, "region": GLOBAL_REGION,
+                  **_card_specs(card, name)}
+        marker = _MARKER.search(amount_text)
+        if marker is None:
+            add({**common, "offering": name, "pricing": "on_demand",
+                 "price_usd_per_hour": round(price.hourly(), 6)})
+            continue
+        # A marked price is whatever its footnote says it is; never an on-demand price.
+        note = notes.get(marker.group(1), "")
+        term = commitment_term(note)
+        if term is not None:
+            add({**common, "offering": f"{name}_reserved_{term}", "pricing": "reserved",
+                 "price_usd_per_hour": round(price.hourly(), 6)})
+        stated = _FOOTNOTE_ON_DEMAND.search(note)
+        if stated and stated.group("name").lower() == name.lower():
+            on_demand = parse_price(stated.group("price"))
+            if on_demand is not None and on_demand.period is not None:
+                add({**common, "offering": name, "pricing": "on_demand",
+                     "price_usd_per_hour": round(on_demand.hourly(), 6)})
+    return rows_frame(list(rows.values())) if rows else None
+
+
+parse = StrategyParser(source=NAME, strategies=(("table", _tables), ("cards", _cards)))
 
 
 SOURCE = SourceDef(

@@ -1,13 +1,28 @@
 """RunPod's public pricing page (no key): https://www.runpod.io/pricing, GPU pod prices.
 
-Facts (../shared/captures/PAGES.md §2, from third-party BeautifulSoup scraper code; no raw page
-was available to check them against): a Webflow page where each GPU is an
-`<a class="gpu-pricing-row ...">`, the GPU name in `.gpu-pricing-row__model-wrapper`, spec tags
-in `.gpu-pricing-row__tag` ("80GB VRAM", "20 vCPUs", "125GB RAM"), and one price element
-`.cc-gpu-price` carrying BOTH prices as attributes `data-secure-cloud-price` and
-`data-community-cloud-price` (its text shows whichever toggle is active). USD per GPU-hour for
-a 1-GPU pod, billed per second. Secure cloud -> on_demand, community cloud -> community; an
-empty or zero attribute means that cloud does not offer the GPU.
+Layouts it reads, tried in this order (`gpuprices parse` names the one that read the page):
+
+1. `json-ld`, 2026: one schema.org `Product` per GPU whose `Offer`s are named "Secure Cloud" and
+   "Community Cloud" (price, priceCurrency, optionally a UnitPriceSpecification with the unit
+   and an availability). The cloud is read from the offer's own words (name, description,
+   category); an offer naming neither cloud is not a row. No unit stated -> per hour, the unit
+   of every pod price on this page.
+2. `next-data`, runpod.io/gpu-instance/pricing 2023 (Next.js): `<script id="__NEXT_DATA__">`
+   holds the GraphQL `GpuType` records themselves, so they mean what the `runpod` GraphQL
+   source reads: securePrice -> on_demand, communityPrice -> community, secureSpotPrice ->
+   spot, communitySpotPrice -> community_spot, and the offering is the GPU type id ("NVIDIA
+   H100 80GB HBM3"), the same as the API source's, so the two line up in cross-checks. A price
+   behind a false secureCloud/communityCloud flag is the API's placeholder, not a row; without
+   flags a price of exactly 0.50 (the placeholder value) is left out too.
+   one/three/sixMonthPrice are savings-plan prices and not read (as by the API source).
+3. `data-attributes`, 2025 (Webflow): each GPU an `<a class="gpu-pricing-row">`, the name in
+   `.gpu-pricing-row__model-wrapper`, spec tags `.gpu-pricing-row__tag` ("80GB VRAM",
+   "20 vCPUs", "125GB RAM"), and one price element carrying BOTH prices as attributes
+   `data-secure-cloud-price` / `data-community-cloud-price` (its text shows whichever toggle
+   is active). Hidden rows are not read.
+
+Prices are USD per GPU-hour for a 1-GPU pod, billed per second. Zero, empty or placeholder
+prices are never rows. A page none of these read -> ParseError naming the strategies tried.
 """
 
 from __future__ import annotations
@@ -29,16 +44,35 @@ from scrapers.base import (
     rows_frame,
 )
 from scrapers.http import request
+from scrapers.pagekit import (
+    StrategyParser,
+    clean_text,
+    data_attribute_elements,
+    find_dicts,
+    json_ld_products,
+    next_data,
+    offers_of,
+    parse_price,
+)
+
+__all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
 NAME = "runpod-page"
 BASE = "https://www.runpod.io"
 PATH = "/pricing"
 URL = BASE + PATH
+PLACEHOLDER_PRICE = 0.5  # what the API fills in for a cloud that does not offer the GPU
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
-_PRICE_ATTRIBUTES = (
-    ("data-secure-cloud-price", "on_demand"),
-    ("data-community-cloud-price", "community"),
+# GpuType price field -> (pricing, the cloud flag that must not be false)
+_GPU_TYPE_PRICES = (
+    ("securePrice", "on_demand", "secureCloud"),
+    ("secureSpotPrice", "spot", "secureCloud"),
+    ("communityPrice", "community", "communityCloud"),
+    ("communitySpotPrice", "community_spot", "communityCloud"),
 )
+# schema.org unitCode (UN/CEFACT) -> period words price_unit knows
+_UNIT_CODES = {"HUR": "/ hour", "SEC": "/ second", "MIN": "/ minute", "MON": "/ month",
+               "DAY": "/ day", "ANN": "/ year"}
 
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
@@ -46,60 +80,166 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
     return request(client, settings, NAME, "GET", url, headers={"Accept": "text/html"})
 
 
-def _number(text: str | None) -> float | None:
-    match = _NUMBER.search((text or "").replace(",", ""))
+def _number(text: Any) -> float | None:
+    match = _NUMBER.search(str(text if text is not None else "").replace(",", ""))
     return float(match.group(1)) if match else None
 
+
+def _row(offering: str, gpu_name: str, pricing: str, price: float, **extra: Any) -> dict[str, Any]:
+    return {"provider": "runpod", "offering": offering, "gpu_name": gpu_name, "gpu_count": 1.0,
+            "region": GLOBAL_REGION, "pricing": pricing, "price_usd_per_hour": price,
+            "billing_increment_s": 1, **extra}
+
+
+def _memory_in(text: str) -> float | None:
+    match = re.search(r"(\d+(?:\.\d+)?)\s*GB\b(?:\s*(?:of\s*)?(?:VRAM|GPU memory|HBM|GDDR))?",
+                      text, re.IGNORECASE)
+    return float(match.group(1)) if match and re.search(r"VRAM|memory|HBM|GDDR", text,
+                                                        re.IGNORECASE) else None
+
+
+# --- 2026: JSON-LD Product / Offer ----------------------------------------------------------
+
+def _cloud_of(offer: dict[str, Any]) -> str | None:
+    words = " ".join(str(offer.get(k) or "") for k in ("name", "description", "category"))
+    secure, community = re.search(r"secure", words, re.I), re.search(r"community", words, re.I)
+    if bool(secure) == bool(community):
+        return None  # neither cloud named, or both: not one cloud's price
+    spot = re.search(r"\bspot\b|interruptible", words, re.I)
+    if secure:
+        return "spot" if spot else "on_demand"
+    return "community_spot" if spot else "community"
+
+
+def _offer_hourly(offer: dict[str, Any]) -> float | None:
+    spec = offer.get("priceSpecification")
+    specs = spec if isinstance(spec, list) else [spec] if isinstance(spec, dict) else []
+    unit_words = " ".join(
+        _UNIT_CODES.get(str(s.get("unitCode") or "").upper(), "") + " "
+        + str(s.get("unitText") or "") for s in specs if isinstance(s, dict))
+    amount = offer.get("price")
+    if amount is None:
+        amount = next((s.get("price") for s in specs if isinstance(s, dict)
+                       and s.get("price") is not None), None)
+    currency = str(offer.get("priceCurrency") or next(
+        (s.get("priceCurrency") for s in specs if isinstance(s, dict)), "") or "USD")
+    price = parse_price(f"{amount} {currency} {unit_words}", default_period="hour")
+    if price is None or price.amount <= 0:
+        return None
+    if price.currency != "USD":
+        raise ParseError(f"runpod-page: JSON-LD offer priced in {price.currency}, not USD")
+    return price.hourly()
+
+
+def _available(offer: dict[str, Any]) -> bool | None:
+    availability = str(offer.get("availability") or "")
+    if not availability:
+        return None
+    return not re.search(r"OutOfStock|SoldOut|Discontinued", availability)
+
+
+def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    rows: list[dict[str, Any]] = []
+    for product in json_ld_products(soup):
+        name = clean_text(str(product.get("name") or ""))
+        if not name:
+            continue
+        described = " ".join(str(product.get(k) or "") for k in ("description", "name"))
+        properties = product.get("additionalProperty")
+        if isinstance(properties, list):
+            described += " " + " ".join(f"{p.get('name')} {p.get('value')}"
+                                        for p in properties if isinstance(p, dict))
+        for offer in offers_of(product):
+            pricing = _cloud_of(offer)
+            hourly = _offer_hourly(offer) if pricing else None
+            if pricing is None or hourly is None:
+                continue
+            rows.append(_row(name, name, pricing, round(hourly, 6),
+                             gpu_memory_gb=_memory_in(described), available=_available(offer)))
+    return rows_frame(rows) if rows else None
+
+
+# --- 2023: __NEXT_DATA__ GpuType records ----------------------------------------------------
+
+def _next_data(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    data = next_data(soup)
+    if data is None:
+        return None
+    records = [r for r in find_dicts(data, ("id", "securePrice"))
+               if isinstance(r.get("id"), str) and r["id"] not in ("", "unknown")]
+    rows: list[dict[str, Any]] = []
+    for record in records:
+        for field, pricing, flag in _GPU_TYPE_PRICES:
+            price = _number(record.get(field))
+            if not price or price <= 0 or record.get(flag) is False:
+                continue
+            if flag not in record and price == PLACEHOLDER_PRICE:
+                continue  # without flags a placeholder cannot be told from a price
+            rows.append(_row(record["id"], str(record.get("displayName") or record["id"]),
+                             pricing, price, gpu_memory_gb=_number(record.get("memoryInGb"))))
+    return rows_frame(rows) if rows else None
+
+
+# --- 2025: Webflow rows with data-*-cloud-price attributes ----------------------------------
 
 def _specs(row: Tag) -> dict[str, float | None]:
     """VRAM, vCPUs and RAM from the row's tags, recognised by their unit words."""
     specs: dict[str, float | None] = {"gpu_memory_gb": None, "vcpus": None, "ram_gb": None}
-    for tag in row.select(".gpu-pricing-row__tag"):
+    for tag in row.select("[class*=gpu-pricing-row__tag]"):
         text = tag.get_text(" ", strip=True)
         upper = text.upper()
-        if "VRAM" in upper:
-            specs["gpu_memory_gb"] = _number(text)
-        elif "CPU" in upper:
-            specs["vcpus"] = _number(text)
-        elif "RAM" in upper:
-            specs["ram_gb"] = _number(text)
+        key = ("gpu_memory_gb" if "VRAM" in upper else "vcpus" if "CPU" in upper else
+               "ram_gb" if "RAM" in upper else None)
+        if key:
+            specs[key] = _number(text)
     return specs
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
+def _attribute_pricing(attribute: str) -> str | None:
+    cloud = "secure" if "secure" in attribute else "community" if "community" in attribute else None
+    if cloud is None:
+        return None
+    spot = "spot" in attribute
+    return {("secure", False): "on_demand", ("secure", True): "spot",
+            ("community", False): "community", ("community", True): "community_spot"}[
+        (cloud, spot)]
+
+
+def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for element in data_attribute_elements(soup, "secure-", "community-"):
+        row = element.find_parent(class_=re.compile(r"^gpu-pricing-row$"))
+        if row is None and "gpu-pricing-row" in (element.get("class") or []):
+            row = element
+        name_el = row.select_one("[class*=gpu-pricing-row__model]") if row else None
+        if row is None or name_el is None:
+            continue
+        name = clean_text(name_el.get_text(" ", strip=True))
+        for attribute, value in element.attrs.items():
+            pricing = _attribute_pricing(attribute) if attribute.endswith("-price") else None
+            price = parse_price(str(value), default_currency="USD", default_period="hour")
+            if not name or pricing is None or price is None or price.amount <= 0:
+                continue
+            if (name, pricing) in seen:
+                continue
+            seen.add((name, pricing))
+            rows.append(_row(name, name, pricing, round(price.hourly(), 6), **_specs(row)))
+    return rows_frame(rows) if rows else None
+
+
+def _not_a_scraped_table(raw: RawCapture) -> None:
     if raw.body.lstrip().startswith(b"provider,product,"):
         raise ParseError("runpod-page: this is a third-party scraper's CSV table, not the "
                          "page; it is reference data for the conformance tests")
-    soup = BeautifulSoup(raw.text(), "lxml")
-    gpu_rows = soup.select(".gpu-pricing-row")
-    if not gpu_rows:
-        raise ParseError("runpod-page: no .gpu-pricing-row elements (layout changed?)")
-    rows: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for row in gpu_rows:
-        name_el = row.select_one(".gpu-pricing-row__model-wrapper")
-        price_el = row.select_one(".cc-gpu-price")
-        if name_el is None or price_el is None:
-            continue
-        name = name_el.get_text(" ", strip=True)
-        for attribute, pricing in _PRICE_ATTRIBUTES:
-            price = _number(price_el.get(attribute))  # type: ignore[arg-type]
-            if not name or not price or price <= 0 or (name, pricing) in seen:
-                continue
-            seen.add((name, pricing))
-            rows.append({
-                "provider": "runpod",
-                "offering": name,
-                "gpu_name": name,
-                "gpu_count": 1.0,
-                **_specs(row),
-                "region": GLOBAL_REGION,
-                "pricing": pricing,
-                "price_usd_per_hour": price,
-                "billing_increment_s": 1,
-            })
-    return rows_frame(rows)
 
+
+parse = StrategyParser(
+    source=NAME,
+    strategies=(("json-ld", _json_ld), ("next-data", _next_data),
+                ("data-attributes", _data_attributes)),
+    accepts=_not_a_scraped_table,
+)
 
 SOURCE = SourceDef(
     name=NAME,

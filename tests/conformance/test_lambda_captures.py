@@ -20,7 +20,7 @@ import pytest
 from schemas.observation import to_observations, validate
 from scrapers import lambda_page
 from scrapers.base import RawCapture
-from tests.conftest import shared_file
+from tests.conftest import CAPTURES, shared_file
 
 TABS = (("8x", 5), ("4x", 4), ("2x", 4), ("1x", 9))
 
@@ -113,3 +113,58 @@ def test_the_capture_itself_is_not_accepted_as_a_page() -> None:
 
     with pytest.raises(ParseError, match="third-party scraper's CSV"):
         lambda_page.parse(raw)
+
+
+# --- the real 2024 page (HubSpot table, per GPU-hour) -----------------------------------------
+
+WAYBACK_2024 = "lambda-page_wayback-20241103180910_lambdalabs.com-service-gpu-cloud_excerpt.html"
+
+
+def _real(name: str) -> tuple[pl.DataFrame, str]:
+    path = shared_file("captures", "lambda-page", name)
+    raw = RawCapture(source="lambda-page", url=lambda_page.URL, body=path.read_bytes(),
+                     fetched_at=datetime(2024, 11, 3, 18, 9, tzinfo=UTC))
+    frame, strategy = lambda_page.SOURCE.parse_with_strategy(raw)
+    return to_observations(frame, raw, run_id="conformance"), strategy
+
+
+def test_wayback_2024_hubspot_table_per_gpu_hour() -> None:
+    """Read by hand from the file: 18 rows, 17 "On-demand Nx ..." priced "$x / GPU / hr" and one
+    "Reserved 8x NVIDIA H100 SXM" with CONTACT SALES (no price, no row). The excerpt starts
+    inside the header row, so only the cells' own words ("/ GPU / hr") say per GPU."""
+    obs, strategy = _real(WAYBACK_2024)
+    assert strategy == "table/rows"
+    assert obs.height == 17 and obs["offering"].n_unique() == 17
+    assert set(obs["pricing"]) == {"on_demand"}
+    rows = {r["offering"]: r for r in obs.iter_rows(named=True)}
+    checked = {  # offering: (GPU model, count, $/GPU-hour on the page, vCPUs, RAM GiB)
+        "gpu_8x_h100_sxm5": ("H100 SXM", 8, 2.99, 208, 1800),
+        "gpu_4x_h100_sxm5": ("H100 SXM", 4, 3.09, 104, 900),
+        "gpu_1x_h100_sxm5": ("H100 SXM", 1, 3.29, 26, 225),
+        "gpu_1x_h100_pcie": ("H100 PCIe", 1, 2.49, 26, 225),
+        "gpu_8x_a100_80gb_sxm4": ("A100 80GB", 8, 1.79, 240, 1800),
+        "gpu_8x_a100": ("A100 40GB", 8, 1.29, 124, 1800),  # 8x A100 SXM, 40 GB
+        "gpu_4x_a100": ("A100 40GB", 4, 1.29, 120, 900),  # 4x A100 PCIe
+        "gpu_1x_a10": ("A10", 1, 0.75, 30, 226),
+        "gpu_2x_a6000": ("RTX A6000", 2, 0.80, 28, 200),
+        "gpu_8x_v100": ("V100 16GB", 8, 0.55, 88, 448),
+        "gpu_1x_rtx6000": ("Quadro RTX 6000", 1, 0.50, 14, 46),
+    }
+    for offering, (model, count, per_gpu, vcpus, ram) in checked.items():
+        row = rows[offering]
+        assert (row["gpu_model"], row["gpu_count"], row["vcpus"], row["ram_gb"]) == (
+            model, count, vcpus, ram), offering
+        assert row["price_usd_per_gpu_hour"] == pytest.approx(per_gpu), offering
+        assert row["price_usd_per_hour"] == pytest.approx(per_gpu * count), offering
+    assert rows["gpu_8x_h100_sxm5"]["price_usd_per_hour"] == pytest.approx(23.92)
+    assert validate(obs).quarantined.height == 0
+
+
+@pytest.mark.parametrize("path", sorted((CAPTURES / "lambda-page").glob("*.html")) or
+                         [CAPTURES / "lambda-page" / "missing.html"], ids=lambda p: p.name)
+def test_every_real_lambda_page_parses_to_known_valid_rows(path) -> None:  # type: ignore[no-untyped-def]
+    obs, _ = _real(path.name)
+    assert obs.height > 0 and "unknown" not in obs["gpu_model"].to_list()
+    assert validate(obs).quarantined.height == 0
+    # The same offerings as the Lambda API: gpu_<n>x_<stem> (or a reserved term appended).
+    assert all(o.startswith(("gpu_", "reserved_")) for o in obs["offering"])

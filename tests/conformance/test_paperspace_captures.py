@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 from datetime import UTC, datetime
 
+import polars as pl
 import pytest
 
 from schemas.observation import to_observations, validate
@@ -71,3 +72,42 @@ def test_our_example_agrees_with_the_real_figures(skypilot_rows: list[dict[str, 
     assert {k: ours[k] for k in shared} == {k: real[k] for k in shared}
     [ocp] = _read("captures", "opencomputeprices", "ocp_paperspace.csv")
     assert (ocp["instance_type"], float(ocp["price_per_hour"])) == ("H100", ours["H100"])
+
+
+# --- the real 2024 page: Webflow cards ----------------------------------------------------------
+
+WAYBACK_2024 = "paperspace_wayback-20240123092147_paperspace.com-pricing_excerpt.html"
+
+
+def test_wayback_2024_cards() -> None:
+    """Read by hand from the file: 12 visible cards (H100, A100-80G, A4000, A6000, V100, A5000,
+    P6000, RTX5000, P5000, RTX4000, P4000, M4000), each "$ <price> / hour" for one machine.
+    H100 "2.24*" and A100-80G "1.15**" are 3-year commitment prices (their footnotes say so);
+    the H100 footnote gives its on-demand price, $6.00/hour. Not rows: the hidden price wrap
+    inside the H100 card ($3.09, "NVIDIA A100 GPU") and the hidden duplicate block of P4000,
+    P5000, P6000 and V100 cards. -> 10 + 2 + 1 = 13 rows."""
+    path = shared_file("captures", "paperspace", WAYBACK_2024)
+    raw = RawCapture(source="paperspace", url=paperspace.URL, body=path.read_bytes(),
+                     fetched_at=datetime(2024, 1, 23, 9, 21, tzinfo=UTC))
+    frame, strategy = paperspace.SOURCE.parse_with_strategy(raw)
+    obs = to_observations(frame, raw, run_id="conformance")
+    assert strategy == "cards"
+    assert obs.height == 13
+    assert dict(obs.group_by("pricing").len().iter_rows()) == {"on_demand": 11, "reserved": 2}
+    got = {(r["offering"], r["pricing"]): (r["gpu_model"], r["price_usd_per_hour"])
+           for r in obs.iter_rows(named=True)}
+    assert got[("H100_reserved_3y", "reserved")] == ("H100 SXM", 2.24)  # "NVIDIA HGX H100 GPU"
+    assert got[("H100", "on_demand")] == ("H100 SXM", 6.00)  # the footnote, not 2.24 or 3.09
+    assert got[("A100-80G_reserved_3y", "reserved")] == ("A100 80GB", 1.15)
+    assert ("A100-80G", "on_demand") not in got  # no on-demand price stated for it
+    assert got[("A4000", "on_demand")] == ("RTX A4000", 0.76)
+    assert got[("V100", "on_demand")] == ("V100 16GB", 2.30)  # "16 GB GPU"
+    assert got[("P6000", "on_demand")] == ("Quadro P6000", 1.10)
+    assert got[("RTX5000", "on_demand")] == ("Quadro RTX 5000", 0.82)
+    assert got[("M4000", "on_demand")] == ("Quadro M4000", 0.45)
+    assert (obs["gpu_count"] == 1).all() and (obs["price_usd_per_gpu_hour"] ==
+                                              obs["price_usd_per_hour"]).all()
+    h100 = obs.filter(pl.col("offering") == "H100").row(0, named=True)
+    assert (h100["vcpus"], h100["ram_gb"]) == (20, 256)  # the visible specs, not 12 / 90
+    assert 3.09 not in obs["price_usd_per_hour"].to_list()  # the hidden remnant
+    assert validate(obs).quarantined.height == 0

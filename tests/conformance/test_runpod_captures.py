@@ -151,3 +151,70 @@ def test_serverless_capture_rows_and_prices() -> None:
     assert models["RTX PRO 6000"] == "RTX PRO 6000"
     assert "unknown" not in obs["gpu_model"].to_list()
     assert validate(obs).quarantined.height == 0
+
+
+# --- the real 2023 page: __NEXT_DATA__ GpuType records ----------------------------------------
+
+NEXT_DATA_2023 = ("runpod-page_wayback-20230929070808_runpod.io-gpu-instance-pricing_"
+                  "next-data-excerpt.html")
+
+
+@pytest.fixture(scope="module")
+def next_data_page() -> tuple[pl.DataFrame, str, bytes]:
+    body = shared_file("captures", "runpod-page", NEXT_DATA_2023).read_bytes()
+    raw = RawCapture(source="runpod-page", url=runpod_page.URL, body=body,
+                     fetched_at=datetime(2023, 9, 29, 7, 8, tzinfo=UTC))
+    frame, strategy = runpod_page.SOURCE.parse_with_strategy(raw)
+    return to_observations(frame, raw, run_id="conformance"), strategy, body
+
+
+def test_next_data_2023_rows_per_cloud(next_data_page) -> None:  # type: ignore[no-untyped-def]
+    """Counted by hand from the 25 GpuType records: 14 secure on-demand (secureCloud true, price
+    > 0), 4 secure spot (L40, RTX A6000, RTX 4090, RTX A4500), 22 community (all but A100 SXM
+    80GB, L40 and L4, whose communityCloud is false), 19 community spot (22 minus RTX 4000 Ada,
+    RTX 4080, RTX 3070 with a null spot price) -> 59 rows."""
+    obs, strategy, _ = next_data_page
+    assert strategy == "next-data"
+    assert obs.height == 59 and obs["offering"].n_unique() == 25
+    assert dict(obs.group_by("pricing").len().iter_rows()) == {
+        "on_demand": 14, "spot": 4, "community": 22, "community_spot": 19}
+    assert (obs["gpu_count"] == 1).all()
+
+
+def test_next_data_2023_prices_checked_by_hand(next_data_page) -> None:  # type: ignore[no-untyped-def]
+    obs, _, _ = next_data_page
+    assert _price(obs, "NVIDIA A100 80GB PCIe", "on_demand") == 1.99
+    assert _price(obs, "NVIDIA A100 80GB PCIe", "community") == 1.69
+    assert _price(obs, "NVIDIA A100 80GB PCIe", "community_spot") == 0.89
+    assert _price(obs, "NVIDIA H100 80GB HBM3", "on_demand") == 4.49
+    assert _price(obs, "NVIDIA H100 PCIe", "community") == 3.99
+    assert _price(obs, "NVIDIA RTX A6000", "spot") == 0.49
+    assert _price(obs, "NVIDIA GeForce RTX 3070", "community") == 0.2
+    # communityCloud false: its 1.69 / 0.89 are not offers; the L40's 0.5 is the placeholder.
+    assert _price(obs, "NVIDIA A100-SXM4-80GB", "community") is None
+    assert _price(obs, "NVIDIA A100-SXM4-80GB", "community_spot") is None
+    assert _price(obs, "NVIDIA L40", "community") is None
+    # secureCloud false with securePrice 0.5 (RTX 4070 Ti) or 1.09 (A100 40GB): no secure row.
+    assert _price(obs, "NVIDIA GeForce RTX 4070 Ti", "on_demand") is None
+    assert _price(obs, "NVIDIA A100-PCIE-40GB", "on_demand") is None
+    models = dict(zip(obs["offering"], obs["gpu_model"], strict=False))
+    assert models["NVIDIA H100 80GB HBM3"] == "H100 SXM"
+    assert models["NVIDIA A100-PCIE-40GB"] == "A100 40GB"
+    assert models["Tesla V100-FHHL-16GB"] == "V100 16GB"
+    assert "unknown" not in models.values()
+    assert validate(obs).quarantined.height == 0
+
+
+def test_next_data_2023_lines_up_with_the_graphql_source(next_data_page) -> None:  # type: ignore[no-untyped-def]
+    """The page embeds the API's own records: the GraphQL parser must read them to the same
+    offerings, pricing kinds and prices, so runpod vs runpod-page disagreements are real."""
+    import json
+    import re
+
+    obs, _, body = next_data_page
+    script = re.search(rb'<script id="__NEXT_DATA__"[^>]*>(.*?)</script>', body, re.S)
+    assert script is not None
+    records = json.loads(script.group(1))["props"]["pageProps"]["data"]
+    api = _observations(runpod_graphql, body=json.dumps(records).encode())
+    key = ["offering", "pricing", "price_usd_per_hour"]
+    assert sorted(api.select(key).rows()) == sorted(obs.select(key).rows())

@@ -189,11 +189,13 @@ def test_page_without_count_tabs_is_a_parse_error() -> None:
         lambda_page.parse(raw("lambda-page", "<html><body><table></table></body></html>"))
 
 
-def test_page_tab_with_only_heading_rows_gives_no_rows() -> None:
+def test_page_tab_with_only_heading_rows_is_a_parse_error() -> None:
+    # A page whose tabs hold no price is not "no prices today": it is a layout we misread.
     page = ('<div role="tablist"><button role="tab" id="t1">1x</button></div>'
             '<div role="tabpanel" aria-labelledby="t1"><table><tr><th>On-Demand</th></tr>'
             '<tr><th>Reserved</th><td data-label="PRICE/GPU/HR"></td></tr></table></div>')
-    assert lambda_page.parse(raw("lambda-page", page)).height == 0
+    with pytest.raises(ParseError, match="table/tabs, table/rows"):
+        lambda_page.parse(raw("lambda-page", page))
 
 
 # --- both sources -----------------------------------------------------------------------------

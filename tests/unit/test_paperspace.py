@@ -90,7 +90,7 @@ def test_monthly_subscription_price_is_a_reserved_row_at_its_hourly_equivalent()
 
 
 def test_page_without_an_hourly_price_table_is_a_parse_error() -> None:
-    with pytest.raises(ParseError, match="hourly"):
+    with pytest.raises(ParseError, match="tried table, cards"):
         paperspace.parse(raw("<html><table><tr><th>Plan</th><th>Storage</th></tr></table>"))
 
 

@@ -158,7 +158,7 @@ def test_page_example_secure_and_community_prices_from_the_attributes() -> None:
 
 
 def test_page_without_pricing_rows_is_a_parse_error() -> None:
-    with pytest.raises(ParseError, match="gpu-pricing-row"):
+    with pytest.raises(ParseError, match="tried json-ld, next-data, data-attributes"):
         runpod_page.parse(raw("runpod-page", "<html><body><h1>Pricing</h1></body></html>"))
 
 

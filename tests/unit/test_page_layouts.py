@@ -1,0 +1,228 @@
+"""Every layout of the lambda-page, runpod-page and paperspace sources, on pages written for
+these tests (tests/fixtures/pages and inline; values made up), and each failure they must catch."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from scrapers import lambda_page, paperspace, runpod_graphql, runpod_page
+from scrapers.base import ParseError, RawCapture
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
+
+
+def raw(source: str, body: str | bytes) -> RawCapture:
+    return RawCapture(source=source, url="https://example.test/pricing",
+                      fetched_at=datetime(2026, 1, 1, tzinfo=UTC),
+                      body=body.encode() if isinstance(body, str) else body)
+
+
+def fixture(source: str, name: str) -> RawCapture:
+    return raw(source, (FIXTURES / name).read_bytes())
+
+
+def by_key(frame: pl.DataFrame) -> dict[tuple[str, str], float]:
+    return {(r["offering"], r["pricing"]): r["price_usd_per_hour"]
+            for r in frame.iter_rows(named=True)}
+
+
+# --- lambda-page ----------------------------------------------------------------------------
+
+def test_lambda_2023_instances_are_priced_per_instance_from_the_words() -> None:
+    frame, strategy = lambda_page.SOURCE.parse_with_strategy(
+        fixture("lambda-page", "lambda_hubspot_per_instance.html"))
+    assert strategy == "table/rows"
+    prices = by_key(frame)
+    # "$21.00 / hr" with no "/ GPU" and a "PRICE/HR" header: the whole 8-GPU instance.
+    assert prices[("gpu_8x_h100_sxm5", "on_demand")] == 21.0
+    assert prices[("gpu_8x_a100_80gb_sxm4", "on_demand")] == 13.0
+    assert prices[("gpu_1x_a100_sxm4", "on_demand")] == 1.2
+    assert prices[("gpu_4x_a6000", "on_demand")] == 3.4
+    assert ("gpu_1x_rtx6000", "on_demand") not in prices  # SOLD OUT is no price
+    h100 = frame.filter(pl.col("offering") == "gpu_8x_h100_sxm5").row(0, named=True)
+    assert (h100["gpu_count"], h100["gpu_memory_gb"], h100["vcpus"], h100["ram_gb"]) == (
+        8, 80, 200, 1800)
+
+
+def test_lambda_2023_reserved_cluster_prices_keep_their_term() -> None:
+    frame = lambda_page.parse(fixture("lambda-page", "lambda_hubspot_per_instance.html"))
+    reserved = frame.filter(pl.col("pricing") == "reserved")
+    assert by_key(reserved) == {("reserved_3y_h100_sxm5", "reserved"): 1.95,
+                                ("reserved_1y_h100_sxm5", "reserved"): 2.25}
+    assert set(reserved["gpu_count"]) == {1.0}  # one H100's price, not a cluster's
+    assert frame.height == 7
+
+
+def test_lambda_2024_per_gpu_rows_multiply_by_the_count() -> None:
+    page = ("<table><tr><td><strong>On-demand 4x NVIDIA H100 SXM</strong></td><td>80 GB</td>"
+            "<td>104</td><td>900 GiB</td><td>11 TiB SSD</td><td>$3.00 / GPU / hr</td></tr>"
+            "<tr><td><strong>Reserved 8x NVIDIA H100 SXM</strong></td><td>80 GB</td><td>208</td>"
+            "<td>1800 GiB</td><td>22 TiB SSD</td><td><a>CONTACT SALES</a></td></tr></table>")
+    frame = lambda_page.parse(raw("lambda-page", page))
+    assert by_key(frame) == {("gpu_4x_h100_sxm5", "on_demand"): 12.0}
+
+
+def test_lambda_reserved_price_without_a_term_is_not_a_row() -> None:
+    page = ("<table><tr><td>On-demand 1x NVIDIA A10</td><td>24 GB</td><td>$0.70 / GPU / hr</td>"
+            "</tr><tr><td>Reserved 8x NVIDIA H100 SXM</td><td>80 GB</td>"
+            "<td>$2.00 / GPU / hr</td></tr></table>")
+    assert by_key(lambda_page.parse(raw("lambda-page", page))) == {
+        ("gpu_1x_a10", "on_demand"): 0.7}
+
+
+def test_lambda_price_without_a_period_anywhere_is_a_parse_error() -> None:
+    page = "<table><tr><td>1x NVIDIA A10</td><td>24 GB</td><td>$0.70</td></tr></table>"
+    with pytest.raises(ParseError, match="names no period"):
+        lambda_page.parse(raw("lambda-page", page))
+
+
+def test_lambda_same_instance_with_two_prices_is_a_parse_error() -> None:
+    page = ("<table><tr><td>1x NVIDIA A10</td><td>24 GB</td><td>$0.70 / hr</td></tr>"
+            "<tr><td>1x NVIDIA A10</td><td>24 GB</td><td>$0.90 / hr</td></tr></table>")
+    with pytest.raises(ParseError, match="priced twice"):
+        lambda_page.parse(raw("lambda-page", page))
+
+
+def test_lambda_instance_rows_without_any_price_cell_are_a_parse_error() -> None:
+    page = "<table><tr><td>1x NVIDIA A10</td><td>24 GB</td><td>30</td></tr></table>"
+    with pytest.raises(ParseError, match="no price read"):
+        lambda_page.parse(raw("lambda-page", page))
+
+
+def test_lambda_tabbed_tables_still_win_over_rows() -> None:
+    frame, strategy = lambda_page.SOURCE.parse_with_strategy(
+        lambda_page.SOURCE.example_capture())
+    assert strategy == "table/tabs" and frame.height == 12
+
+
+# --- runpod-page ----------------------------------------------------------------------------
+
+def test_runpod_json_ld_offers_by_cloud() -> None:
+    frame, strategy = runpod_page.SOURCE.parse_with_strategy(
+        fixture("runpod-page", "runpod_json_ld.html"))
+    assert strategy == "json-ld"
+    # The RTX 4090's secure offer is $0.00: a placeholder, never a row.
+    assert by_key(frame) == {("H100 SXM", "on_demand"): 2.7, ("H100 SXM", "community"): 2.1,
+                             ("RTX 4090", "community"): 0.35}
+    h100 = {r["pricing"]: r for r in frame.filter(pl.col("offering") == "H100 SXM")
+            .iter_rows(named=True)}
+    assert h100["on_demand"]["available"] is True and h100["community"]["available"] is False
+    assert h100["on_demand"]["gpu_memory_gb"] == 80
+
+
+def _product(offers: list[dict[str, object]]) -> str:
+    data = {"@context": "https://schema.org", "@type": "Product", "name": "L4", "offers": offers}
+    return f'<script type="application/ld+json">{json.dumps(data)}</script>'
+
+
+def test_runpod_json_ld_offer_naming_no_cloud_is_not_a_row_and_per_second_converts() -> None:
+    page = _product([
+        {"@type": "Offer", "name": "Starting at", "price": "0.30", "priceCurrency": "USD"},
+        {"@type": "Offer", "name": "Community Cloud", "price": "0.0001", "priceCurrency": "USD",
+         "priceSpecification": {"unitCode": "SEC"}}])
+    assert by_key(runpod_page.parse(raw("runpod-page", page))) == {
+        ("L4", "community"): pytest.approx(0.36)}
+
+
+def test_runpod_json_ld_in_another_currency_is_a_parse_error() -> None:
+    page = _product([{"@type": "Offer", "name": "Secure Cloud", "price": "0.40",
+                      "priceCurrency": "EUR"}])
+    with pytest.raises(ParseError, match="EUR"):
+        runpod_page.parse(raw("runpod-page", page))
+
+
+GPU_TYPES = [
+    {"__typename": "GpuType", "id": "NVIDIA L40", "displayName": "L40", "memoryInGb": 48,
+     "secureCloud": True, "communityCloud": False, "securePrice": 1.2, "communityPrice": 0.5,
+     "secureSpotPrice": 0.7, "communitySpotPrice": None},
+    {"__typename": "GpuType", "id": "NVIDIA GeForce RTX 3080", "displayName": "RTX 3080",
+     "memoryInGb": 10, "secureCloud": False, "communityCloud": True, "securePrice": 0,
+     "communityPrice": 0.25, "secureSpotPrice": None, "communitySpotPrice": 0.15},
+    {"__typename": "GpuType", "id": "unknown", "displayName": "unknown", "securePrice": 9},
+]
+
+
+def _next_page(records: list[dict[str, object]]) -> str:
+    data = {"props": {"pageProps": {"data": records}}, "page": "/gpu-instance/pricing"}
+    return f'<script id="__NEXT_DATA__" type="application/json">{json.dumps(data)}</script>'
+
+
+def test_runpod_next_data_records_mean_what_the_graphql_api_means() -> None:
+    frame, strategy = runpod_page.SOURCE.parse_with_strategy(
+        raw("runpod-page", _next_page(GPU_TYPES)))
+    assert strategy == "next-data"
+    expected = {("NVIDIA L40", "on_demand"): 1.2, ("NVIDIA L40", "spot"): 0.7,
+                ("NVIDIA GeForce RTX 3080", "community"): 0.25,
+                ("NVIDIA GeForce RTX 3080", "community_spot"): 0.15}
+    assert by_key(frame) == expected  # the 0.5 behind communityCloud=false is no row
+    # The GraphQL source reads the same records to the same offerings, pricings and prices.
+    api = runpod_graphql.parse(raw("runpod", json.dumps(GPU_TYPES)))
+    assert by_key(api) == expected
+
+
+def test_runpod_next_data_without_flags_drops_the_placeholder_price() -> None:
+    records = [{"id": "NVIDIA A40", "displayName": "A40", "securePrice": 0.5,
+                "communityPrice": 0.45}]
+    assert by_key(runpod_page.parse(raw("runpod-page", _next_page(records)))) == {
+        ("NVIDIA A40", "community"): 0.45}
+
+
+def test_runpod_webflow_hidden_rows_are_not_read() -> None:
+    row = ('<a class="gpu-pricing-row"{hidden}><div class="gpu-pricing-row__model-wrapper">{name}'
+           '</div><div class="cc-gpu-price" data-secure-cloud-price="${price}" '
+           'data-community-cloud-price="0">${price}</div></a>')
+    page = (row.format(hidden="", name="L4", price="0.40")
+            + row.format(hidden=' style="display:none"', name="B200", price="0.01"))
+    frame, strategy = runpod_page.SOURCE.parse_with_strategy(raw("runpod-page", page))
+    assert strategy == "data-attributes"
+    assert by_key(frame) == {("L4", "on_demand"): 0.4}
+
+
+# --- paperspace -----------------------------------------------------------------------------
+
+def test_paperspace_cards_with_footnotes_and_hidden_blocks() -> None:
+    frame, strategy = paperspace.SOURCE.parse_with_strategy(
+        fixture("paperspace", "paperspace_cards.html"))
+    assert strategy == "cards"
+    # 2.50* and 1.20** are 3-year prices; the H100 footnote gives its on-demand price; the
+    # hidden $9.99 remnant and the hidden duplicate P4000 ($0.49) are never rows.
+    assert by_key(frame) == {("H100_reserved_3y", "reserved"): 2.5, ("H100", "on_demand"): 5.5,
+                             ("A100-80G_reserved_3y", "reserved"): 1.2,
+                             ("P4000", "on_demand"): 0.55}
+    h100 = frame.filter(pl.col("offering") == "H100").row(0, named=True)
+    assert (h100["gpu_name"], h100["vcpus"], h100["ram_gb"]) == ("NVIDIA HGX H100", 16, 250)
+    a100 = frame.filter(pl.col("offering") == "A100-80G_reserved_3y").row(0, named=True)
+    assert a100["gpu_memory_gb"] == 80  # from the machine name "A100-80G"
+
+
+def test_paperspace_marked_price_without_a_footnote_is_never_on_demand() -> None:
+    page = ('<div><h1 class="instance-names">A6000</h1><div><span>$</span>'
+            '<h1 class="instance-price-2">1.00*</h1><span>/ hour</span></div></div>'
+            '<div><h1 class="instance-names">A4000</h1><div><span>$</span>'
+            '<h1 class="instance-price-2">0.70</h1><span>/ hour</span></div></div>')
+    assert by_key(paperspace.parse(raw("paperspace", page))) == {("A4000", "on_demand"): 0.7}
+
+
+def test_paperspace_card_with_two_visible_prices_is_a_parse_error() -> None:
+    page = ('<div><h1 class="instance-names">A6000</h1>'
+            '<div>$<h1 class="instance-price-2">1.00</h1>/ hour</div>'
+            '<div>$<h1 class="instance-price-2">1.50</h1>/ hour</div></div>')
+    with pytest.raises(ParseError, match="2 prices"):
+        paperspace.parse(raw("paperspace", page))
+
+
+def test_parse_command_says_which_strategy_read_the_page() -> None:
+    from typer.testing import CliRunner
+
+    from gpuprices.cli import app
+
+    result = CliRunner().invoke(app, ["parse", "lambda-page",
+                                      str(FIXTURES / "lambda_hubspot_per_instance.html"),
+                                      "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "read by strategy: table/rows (7 rows)" in result.output
