@@ -26,6 +26,11 @@ _MODULES: tuple[str, ...] = (
     "scrapers.huggingface_jobs",
     "scrapers.huggingface_docs",
     "scrapers.opencomputeprices",
+    "scrapers.crusoe",
+    "scrapers.nebius",
+    "scrapers.hyperstack",
+    "scrapers.fluidstack",
+    "scrapers.datacrunch",
 )
 
 
