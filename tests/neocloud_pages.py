@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from types import ModuleType
 
 import httpx
@@ -55,3 +56,25 @@ def fetched_url(module: ModuleType) -> str:
         raw = module.fetch(client, settings)
     assert raw.source == module.NAME and raw.body == b"<html></html>"
     return seen[0]
+
+
+def capture_files(provider: str) -> list[Path]:
+    """Every capture of a provider in ../shared (a placeholder that skips when absent)."""
+    from tests.conftest import CAPTURES
+
+    folder = CAPTURES / provider
+    return sorted(p for p in folder.glob("*") if p.is_file()) if folder.is_dir() else [
+        folder / "missing.html"]
+
+
+def check_capture(module: ModuleType, path: Path, fetched: datetime = FETCHED) -> pl.DataFrame:
+    """A real capture parses to rows that all validate and all name a catalog GPU."""
+    from tests.conftest import shared_file
+
+    shared_file("captures", path.parent.name, path.name)
+    frame, _, _ = read(module, path.read_bytes(), fetched)
+    assert frame.height > 0
+    assert "unknown" not in frame["gpu_model"].to_list(), frame.filter(
+        pl.col("gpu_model") == "unknown").select("offering", "gpu_name")
+    assert set(frame["provider"]) == {module.NAME}
+    return frame
