@@ -30,6 +30,11 @@ _MODULES: tuple[str, ...] = (
     "scrapers.voltagepark",
     "scrapers.gcp_page",
     "scrapers.oci",
+    "scrapers.crusoe",
+    "scrapers.nebius",
+    "scrapers.hyperstack",
+    "scrapers.fluidstack",
+    "scrapers.datacrunch",
 )
 
 

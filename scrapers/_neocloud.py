@@ -1,0 +1,513 @@
+"""What the neocloud price pages (crusoe, nebius, hyperstack, fluidstack, datacrunch) share.
+
+These providers publish one price list each, as an HTML table, a grid of divs, or a list of
+cards. Every layout is turned into a `pagekit.Table` (header texts + cell texts) and read by
+one header-driven reader, `read_price_table`, so that a source only says where its tables are
+and how it names things. Rules it applies, from the page's own words:
+
+- A price column is classified by its header, else by its section's title: on-demand, spot
+  ("spot", "preemptible"), reserved with the term kept in the offering ("1 Year price" ->
+  "<offering> (1 Year commitment)"; no term -> "(reserved, term not stated)"), "dynamic"
+  (re-priced daily: skipped, see each source), or announced ("Effective October 1, 2026":
+  a future price, used only for captures fetched on or after that date, when it replaces the
+  plain column).
+- Per GPU when the cell or its header says so ("/GPU-hr", "GPU-hour", "per GPU"); else per
+  instance when the row names a GPU count ("8 × H200 SXM", a "GPU" count column); else, only
+  when the source says its rows are single GPUs, per GPU. Otherwise the row is skipped
+  ("price unit not stated"): never a guessed unit. `price_usd_per_hour` is the whole offering.
+- Cells without a price are skipped and counted by reason ("contact sales", "no price (n/a)");
+  non-USD prices are never stored as USD (counted "non-USD price"); hidden rows are skipped.
+
+Skips are returned with the rows (`Reading.skipped`) by `NeocloudParser.read`, and logged at
+INFO by `parse`, so a count of "contact sales" cells is visible without failing the parse.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+import polars as pl
+from bs4 import BeautifulSoup, Tag
+
+from scrapers.base import GLOBAL_REGION, RawCapture, rows_frame
+from scrapers.pagekit import (
+    PagePrice,
+    Period,
+    StrategyParser,
+    Table,
+    clean_text,
+    is_hidden,
+    json_ld_products,
+    offers_of,
+    parse_price,
+)
+
+__all__ = [
+    "Column",
+    "Layout",
+    "NeocloudParser",
+    "Reading",
+    "billing_increment_from",
+    "classify_column",
+    "div_grid",
+    "footnotes",
+    "json_ld_reader",
+    "loose_table",
+    "read_price_table",
+]
+
+log = logging.getLogger(__name__)
+
+# --- results --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Reading:
+    """Rows one strategy read, and the cells it skipped, by reason."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def extend(self, other: Reading) -> None:
+        self.rows.extend(other.rows)
+        self.skipped.update(other.skipped)
+
+
+Reader = Callable[[RawCapture, BeautifulSoup], "Reading | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class NeocloudParser:
+    """A page source's parse function: pagekit strategies whose rows come with skip counts."""
+
+    source: str
+    readers: tuple[tuple[str, Reader], ...]
+
+    def read(self, raw: RawCapture) -> tuple[pl.DataFrame, str, Counter[str]]:
+        """Rows, the strategy that read them, and what it skipped (reason -> count)."""
+        readings: dict[str, Reading] = {}
+
+        def strategy(name: str, reader: Reader) -> tuple[str, Callable[..., Any]]:
+            def run(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+                reading = reader(raw, soup)
+                if reading is None:
+                    return None
+                readings[name] = reading
+                return _dedupe(rows_frame(_fill_memory(reading.rows))) if reading.rows else None
+            return name, run
+
+        parser = StrategyParser(self.source, tuple(strategy(n, r) for n, r in self.readers))
+        frame, used = parser.parse_with_strategy(raw)
+        return frame, used, readings[used].skipped
+
+    def parse_with_strategy(self, raw: RawCapture) -> tuple[pl.DataFrame, str]:
+        frame, used, skipped = self.read(raw)
+        if skipped:
+            log.info("%s: %d rows via %s; skipped %s", self.source, frame.height, used,
+                     dict(sorted(skipped.items())))
+        return frame, used
+
+    def __call__(self, raw: RawCapture) -> pl.DataFrame:
+        return self.parse_with_strategy(raw)[0]
+
+
+def _fill_memory(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A GPU's memory stated in one section (on-demand) holds for the same GPU name in the
+    others (spot, reserved) of the same page, when the page states exactly one value for it."""
+    known: dict[str, set[float]] = {}
+    for row in rows:
+        if row.get("gpu_memory_gb"):
+            known.setdefault(row["gpu_name"], set()).add(row["gpu_memory_gb"])
+    return [{**row, "gpu_memory_gb": next(iter(known[row["gpu_name"]]))}
+            if not row.get("gpu_memory_gb") and len(known.get(row["gpu_name"], ())) == 1
+            else row for row in rows]
+
+
+def _dedupe(frame: pl.DataFrame) -> pl.DataFrame:
+    """One price per offering, pricing and region: a page that repeats a block (mobile and
+    desktop copies) must not store it twice. The first occurrence wins."""
+    return frame.unique(["offering", "pricing", "region"], keep="first", maintain_order=True)
+
+
+# --- price columns --------------------------------------------------------------------------
+
+_TERM = re.compile(r"(\d+)\s*[- ]?\s*(years?|yrs?|months?|mos?)\b", re.I)
+_EFFECTIVE = re.compile(r"effective\s+(?:from\s+|on\s+)?([A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|"
+                        r"\d{4}-\d{2}-\d{2})", re.I)
+_PER_GPU_HEADER = re.compile(r"gpu[- ]?h(?:ou)?r|per\s+gpu|/\s*gpu|\bgpu\s*/\s*h", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """How one header's cells are priced. kind: on_demand, spot, reserved, dynamic, announced."""
+
+    index: int
+    kind: str
+    suffix: str = ""  # appended to the offering (a term)
+    per_gpu: bool = False  # the header says the price is per GPU
+    effective: date | None = None  # for announced prices
+    header: str = ""
+
+
+def _term_suffix(text: str) -> str | None:
+    match = _TERM.search(text)
+    if not match:
+        return None
+    count = int(match.group(1))
+    unit = "Year" if match.group(2).lower().startswith("y") else "Month"
+    return f"({count} {unit}{'s' if count > 1 else ''} commitment)"
+
+
+def _effective_date(text: str) -> date | None:
+    match = _EFFECTIVE.search(text)
+    if not match:
+        return None
+    value = match.group(1).replace(".", "").replace(",", "")
+    for fmt in ("%B %d %Y", "%b %d %Y", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(value, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def classify_column(index: int, header: str, section: str = "") -> Column | None:
+    """The pricing a header (else its section title) names; None for non-price columns."""
+    per_gpu = bool(_PER_GPU_HEADER.search(header))
+    for text in (header, section):
+        low = text.lower()
+        if not low:
+            continue
+        effective = _effective_date(text)
+        if effective is not None:
+            return Column(index, "announced", per_gpu=per_gpu, effective=effective,
+                          header=header)
+        if "dynamic" in low:
+            return Column(index, "dynamic", per_gpu=per_gpu, header=header)
+        if re.search(r"\bspot\b|preemptible|interruptible", low):
+            return Column(index, "spot", per_gpu=per_gpu, header=header)
+        term = _term_suffix(text)
+        if term or re.search(r"reserv|commit", low):
+            return Column(index, "reserved", suffix=term or "(reserved, term not stated)",
+                          per_gpu=per_gpu, header=header)
+        if re.search(r"on[- ]?demand|pay[- ]as[- ]you[- ]go", low):
+            return Column(index, "on_demand", per_gpu=per_gpu, header=header)
+        if text is header and not re.search(r"price|pricing|cost|rate|\$|/\s*h|hour|from",
+                                            low):
+            return None  # a spec column (VRAM, vCPUs ...): its section does not make it a price
+    return None
+
+
+# --- tables from divs -----------------------------------------------------------------------
+
+
+def div_grid(container: Tag, *, header_cells: str, rows: str, cells: str,
+             caption: str = "") -> Table | None:
+    """A Table from a grid of divs: header cell selector, row selector, cell selector (CSS)."""
+    headers = [clean_text(c.get_text(" ", strip=True)) for c in container.select(header_cells)]
+    row_tags = [r for r in container.select(rows) if not is_hidden(r)]
+    if not headers or not row_tags:
+        return None
+    body = [[clean_text(c.get_text(" ", strip=True)) for c in r.select(cells)] for r in row_tags]
+    return Table(headers=headers, rows=body, element=container, row_elements=row_tags,
+                 caption=caption)
+
+
+def loose_table(soup: BeautifulSoup) -> Table | None:
+    """Header cells and rows whose `<table>` element is missing (a page excerpt cut inside
+    the table): `<th>` and `<tr>` outside any table, read as one table."""
+    headers = [c for c in soup.find_all("th")
+               if c.find_parent("table") is None and c.find_parent("tr") is None]
+    rows = [r for r in soup.find_all("tr") if r.find_parent("table") is None
+            and r.find("td") is not None and not is_hidden(r)]
+    if not headers or not rows:
+        return None
+    return Table(headers=[clean_text(h.get_text(" ", strip=True)) for h in headers],
+                 rows=[[clean_text(c.get_text(" ", strip=True))
+                        for c in r.find_all(["td", "th"], recursive=False)] for r in rows],
+                 row_elements=rows)
+
+
+# --- page-wide facts ------------------------------------------------------------------------
+
+_FOOTNOTE = re.compile(r"^(\*{1,4})\s*(?!\*)(.+)$", re.S)
+
+
+def footnotes(soup: BeautifulSoup) -> dict[str, str]:
+    """Footnote text by its marker ("*", "**"): the smallest elements that start with stars."""
+    found: dict[str, str] = {}
+    for tag in soup.find_all(["p", "li", "div", "span", "small"]):
+        if tag.find(["p", "li", "div"]) is not None:
+            continue
+        match = _FOOTNOTE.match(clean_text(tag.get_text(" ", strip=True)))
+        if match and match.group(1) not in found:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def billing_increment_from(text: str) -> int | None:
+    """Seconds per billing increment when the page states exactly one ("billed per minute")."""
+    low = clean_text(text).lower()
+    minute = bool(re.search(r"billed\s+(?:per|by\s+the)\s+minute|per[- ]minute\s+billing|"
+                            r"each\s+minute\s+of\s+use", low))
+    second = bool(re.search(r"billed\s+(?:per|by\s+the)[- ]second|per[- ]second\s+billing", low))
+    hour = bool(re.search(r"billed\s+(?:per|by\s+the)[- ]hour|per[- ]hour\s+billing", low))
+    if minute + second + hour != 1:
+        return None  # not stated, or several ("billed per-hour (or per-second)")
+    return 60 if minute else 1 if second else 3600
+
+
+# --- reading a price table ------------------------------------------------------------------
+
+_COUNT_FIRST = re.compile(r"^\s*(\d{1,3})\s*[x×]\s*(.+)$", re.I)
+_COUNT_LAST = re.compile(r"^(.+?)\s*[x×]\s*(\d{1,3})\s*$", re.I)
+_MEMORY = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*G(?:i)?B\b", re.I)
+_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*$")
+_GPU_WORD = re.compile(r"\b(?:NVIDIA|AMD|Tesla|Radeon|Instinct|Gaudi|GeForce|Quadro|RTX|HGX)\b"
+                       r"|\b(?:[A-Z]{1,3}\d{2,4}[A-Z]{0,3}|MI\d{3}X?)\b", re.I)
+_NOT_GPU = re.compile(r"\b(?:EPYC|Xeon|Ryzen|Ice Lake|Genoa|Sapphire Rapids|CPU[- ]only)\b"
+                      r"|^\s*(?:v?CPUs?|RAM|Memory|Storage|Disk|NVMe|SSD)\b", re.I)
+_STARS = re.compile(r"(\*{1,4})\s*$")
+_NO_PRICE = {"contact": "contact sales", "talk to": "contact sales", "quote": "contact sales",
+             "call us": "contact sales", "request": "contact sales",
+             "sold out": "sold out", "coming soon": "coming soon", "waitlist": "coming soon"}
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What one source's page means where the table itself does not say."""
+
+    provider: str
+    rows_are_gpus: bool = False  # each row is one GPU (no instance sizes on the page)
+    default_period: Period | None = None  # the unit the page states once, not in every cell
+    region: str = GLOBAL_REGION
+    gpu_only: bool = False  # prices cover the GPU alone (vCPU, RAM billed beside it)
+    billing_increment_s: int | None = None
+    # The GPU as the page names it -> the name stored in gpu_name (None: unchanged).
+    gpu_name: Callable[[str], str] | None = None
+
+    def gpu_name_of(self, shown: str) -> str:
+        return self.gpu_name(shown) if self.gpu_name else shown
+
+
+def _find_column(table: Table, *options: tuple[str, ...], exclude: tuple[str, ...] = ()
+                 ) -> int | None:
+    for keywords in options:
+        index = table.column(*keywords, exclude=exclude)
+        if index is not None:
+            return index
+    return None
+
+
+def _exact_column(table: Table, *names: str) -> int | None:
+    wanted = {n.lower() for n in names}
+    return next((i for i, h in enumerate(table.headers) if h.lower().strip(" :") in wanted),
+                None)
+
+
+def _number(text: str) -> float | None:
+    match = _NUMBER.match(text.replace(",", ""))
+    return float(match.group(1)) if match else None
+
+
+def _no_price_reason(text: str) -> str:
+    low = clean_text(text).lower()
+    for word, reason in _NO_PRICE.items():
+        if word in low:
+            return reason
+    if not low or low in {"-", "–", "—"} or re.fullmatch(r"n/?a\.?", low):
+        return "no price (n/a)"
+    return "no price (unreadable)"
+
+
+def is_gpu_name(name: str) -> bool:
+    return bool(_GPU_WORD.search(name)) and not _NOT_GPU.search(name)
+
+
+def read_price_table(table: Table, layout: Layout, *, section: str = "",
+                     fetched_at: datetime | None = None, notes: dict[str, str] | None = None,
+                     ) -> Reading:
+    """Rows of one price table; every priced cell becomes a row or a counted skip."""
+    reading = Reading()
+    headers_text = " ".join(table.headers)
+    columns = [c for i, h in enumerate(table.headers)
+               if (c := classify_column(i, h, section)) is not None]
+    if not columns:
+        return reading
+    name_col = _find_column(table, ("instance",), ("model",), ("item",), ("configuration",),
+                            ("gpu type",), ("gpu",), exclude=("vram", "per gpu", "price"))
+    name_col = 0 if name_col is None else name_col
+    # A column with no amount and no "contact"/"n/a" in any cell is links ("Reserve here").
+    columns = [c for c in columns if c.index != name_col and any(
+        re.search(r"\d|contact|talk to|n/?a\b", row[c.index], re.I)
+        for row in table.rows if c.index < len(row))]
+    gpu_col = _find_column(table, ("gpu model",), ("gpu type",))
+    gpu_col = gpu_col if gpu_col != name_col else None
+    count_col = _exact_column(table, "gpu", "gpus", "gpu count", "# gpus", "number of gpus")
+    vram_col = _find_column(table, ("vram",), ("gpu memory",))
+    vcpu_col = _find_column(table, ("vcpu",), ("cpu",), exclude=("max", "per gpu", "type"))
+    ram_col = _find_column(table, ("ram",), ("memory",), exclude=("max", "per gpu", "vram",
+                                                                  "gpu memory"))
+    announced = [c for c in columns if c.kind == "announced"]
+    in_force = [c for c in announced
+                if fetched_at is not None and c.effective and fetched_at.date() >= c.effective]
+    per_gpu_rows = layout.rows_are_gpus or bool(re.search(r"per\s+gpu", headers_text, re.I))
+
+    def cell(row: list[str], index: int | None) -> str:
+        return row[index] if index is not None and index < len(row) else ""
+
+    for row in table.rows:
+        name = cell(row, name_col)
+        shown_gpu = cell(row, gpu_col) or name
+        if not name or not is_gpu_name(shown_gpu):
+            if any(parse_price(cell(row, c.index)) for c in columns):
+                reading.skipped["not a GPU offering"] += 1
+            continue
+        count = _number(cell(row, count_col))
+        bare = shown_gpu
+        for pattern, count_group, name_group in ((_COUNT_FIRST, 1, 2), (_COUNT_LAST, 2, 1)):
+            match = pattern.match(shown_gpu)
+            if match:
+                count = count or float(match.group(count_group))
+                bare = match.group(name_group).strip()
+                break
+        memory_match = _MEMORY.search(bare) or _MEMORY.search(name)
+        vram = _number(cell(row, vram_col))
+        memory = (float(memory_match.group(1)) if memory_match
+                  else vram / count if vram and count else vram)
+        common = {
+            "provider": layout.provider,
+            "gpu_name": layout.gpu_name_of(bare),
+            "gpu_memory_gb": memory,
+            "vcpus": _number(cell(row, vcpu_col)),
+            "ram_gb": _number(cell(row, ram_col)),
+            "region": layout.region,
+            "billing_increment_s": layout.billing_increment_s,
+            "gpu_only": layout.gpu_only,
+        }
+        for column in columns:
+            text = cell(row, column.index)
+            if column.kind == "announced" and column not in in_force:
+                if parse_price(text):
+                    reading.skipped["announced future price"] += 1
+                continue
+            if column.kind == "on_demand" and in_force:
+                if parse_price(text):
+                    reading.skipped["superseded by an announced price now in force"] += 1
+                continue
+            if column.kind == "dynamic":
+                if parse_price(text):
+                    reading.skipped["dynamic price (re-priced daily)"] += 1
+                continue
+            price = parse_price(text, default_period=layout.default_period
+                                or ("hour" if re.search(r"hour|/\s*hr?\b|\bhr\b|hourly",
+                                                        column.header, re.I) else None))
+            if price is None:
+                reading.skipped[_no_price_reason(text)] += 1
+                continue
+            row_out = _priced_row(price, column, text, count, per_gpu_rows, notes, reading)
+            if row_out is None:
+                continue
+            pricing = "on_demand" if column.kind == "announced" else column.kind
+            suffix = f" {column.suffix}" if column.suffix else ""
+            reading.rows.append({**common, **row_out, "offering": f"{name}{suffix}",
+                                 "pricing": pricing})
+    return reading
+
+
+def _priced_row(price: PagePrice, column: Column, text: str, count: float | None,
+                per_gpu_rows: bool, notes: dict[str, str] | None, reading: Reading,
+                ) -> dict[str, Any] | None:
+    """gpu_count and the whole offering's hourly USD price, or None (a counted skip)."""
+    if price.currency != "USD":
+        reading.skipped["non-USD price"] += 1
+        return None
+    if price.period is None:
+        reading.skipped["price names no period"] += 1
+        return None
+    if price.amount <= 0:
+        reading.skipped["no price (zero)"] += 1
+        return None
+    if column.kind == "spot" and price.starting_from and not _flat_rate(text, notes):
+        # "from $0.79" over a spot column: the floor of a price that moves with demand.
+        reading.skipped["spot floor (dynamic price, not today's)"] += 1
+        return None
+    hourly = price.hourly()
+    per_gpu = bool(price.per_gpu) or column.per_gpu
+    if per_gpu:
+        gpus = count or 1.0
+        return {"gpu_count": gpus, "price_usd_per_hour": round(hourly * gpus, 6)}
+    if count:
+        return {"gpu_count": count, "price_usd_per_hour": hourly}
+    if per_gpu_rows:
+        return {"gpu_count": 1.0, "price_usd_per_hour": hourly}
+    reading.skipped["price unit not stated (per GPU or per instance)"] += 1
+    return None
+
+
+def _flat_rate(text: str, notes: dict[str, str] | None) -> bool:
+    """The cell's footnote says this preemptible price is a flat rate, not a dynamic one."""
+    match = _STARS.search(clean_text(text))
+    note = (notes or {}).get(match.group(1), "") if match else ""
+    return "flat rate" in note.lower()
+
+
+# --- structured data ------------------------------------------------------------------------
+
+
+def json_ld_reader(layout: Layout) -> Reader:
+    """Schema.org Product/Offer prices, when a page carries them: only offers in USD whose
+    unit says hour (unitText / unitCode HUR) and whose product names a GPU are read."""
+    def read(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+        reading = Reading()
+        for product in json_ld_products(soup):
+            name = clean_text(str(product.get("name") or ""))
+            if not is_gpu_name(name):
+                continue
+            for offer in offers_of(product):
+                row = _offer_row(layout, name, offer, reading)
+                if row:
+                    reading.rows.append(row)
+        return reading if reading.rows or reading.skipped else None
+    return read
+
+
+def _offer_row(layout: Layout, name: str, offer: dict[str, Any], reading: Reading,
+               ) -> dict[str, Any] | None:
+    spec = offer.get("priceSpecification")
+    spec = spec[0] if isinstance(spec, list) and spec else spec
+    spec = spec if isinstance(spec, dict) else {}
+    currency = offer.get("priceCurrency") or spec.get("priceCurrency")
+    amount = offer.get("price", spec.get("price"))
+    unit = " ".join(str(x) for x in (spec.get("unitText"), spec.get("unitCode"),
+                                     offer.get("unitText"), offer.get("description")) if x)
+    if currency != "USD":
+        reading.skipped["non-USD price" if currency else "no price (unreadable)"] += 1
+        return None
+    try:
+        value = float(amount)
+    except (TypeError, ValueError):
+        reading.skipped["no price (unreadable)"] += 1
+        return None
+    if value <= 0 or not re.search(r"\bHUR\b|hour|/\s*hr?\b", unit, re.I):
+        reading.skipped["price names no period"] += 1
+        return None
+    column = classify_column(0, unit) or Column(0, "on_demand")
+    if column.kind in ("dynamic", "announced"):
+        reading.skipped[f"{column.kind} price"] += 1
+        return None
+    per_gpu = column.per_gpu or layout.rows_are_gpus
+    if not per_gpu:
+        reading.skipped["price unit not stated (per GPU or per instance)"] += 1
+        return None
+    suffix = f" {column.suffix}" if column.suffix else ""
+    return {"provider": layout.provider, "offering": f"{name}{suffix}",
+            "gpu_name": layout.gpu_name_of(name), "gpu_count": 1.0, "region": layout.region,
+            "pricing": column.kind, "price_usd_per_hour": value,
+            "billing_increment_s": layout.billing_increment_s, "gpu_only": layout.gpu_only}

@@ -1,0 +1,81 @@
+"""Fluidstack GPU prices from its public pricing page (no key): https://www.fluidstack.io/pricing.
+
+Layouts known (../shared/captures/REAL_PAGES.md, "Pages of nine more providers"):
+- 2023: GPU component prices: the GPU alone per hour, with vCPU and RAM billed per unit
+  beside it, and a 6-month commitment column. Stored with `gpu_only=True` (the price covers
+  the GPU, not the VM), decided from the page itself: a vCPU or RAM price ("$0.009 / vCPU / hr",
+  a "vCPU" row with an amount) or the words "billed separately". vCPU/RAM rows are not GPU
+  offers (skipped, counted "not a GPU offering").
+- 2025: `<table class="pricing_table">`: Model / VRAM (GB) / Max vCPUs per GPU / Max RAM (GB)
+  per GPU / On-Demand Price (/hr) / 1 Year price (/hr); "n/a" cells (skipped, counted).
+Rows are GPU models ("per GPU" caps), so each is a 1-GPU offering priced per GPU-hour.
+Commitment columns are `reserved`, the term in the offering ("Nvidia H200 (1 Year commitment)",
+"(6 Months commitment)"). "Max" caps are not the offering's vCPUs/RAM (left null).
+Not on the page: regions, availability, billing increment. Fluidstack publishes no price API
+without an account; the page is the source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import httpx
+from bs4 import BeautifulSoup
+
+from scrapers._neocloud import Layout, NeocloudParser, Reading, json_ld_reader, read_price_table
+from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers.http import request
+from scrapers.pagekit import clean_text, read_tables
+
+__all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
+
+NAME = "fluidstack"
+BASE = "https://www.fluidstack.io"
+PATH = "/pricing"
+URL = BASE + PATH
+LAYOUT = Layout(provider=NAME, rows_are_gpus=True)
+# A price per vCPU or per GB of RAM, or words saying the host is billed apart from the GPU.
+_COMPONENT_PRICE = re.compile(
+    r"\$\s*\d[\d.,]*\s*(?:/|per)\s*(?:v?CPU|core|GB|GiB)\b"
+    r"|(?:vCPUs?|RAM|memory)\b[^.]{0,80}\bbilled\s+separately", re.I)
+_COMPONENT_ROW = re.compile(r"^\s*(?:v?CPUs?|RAM|Memory|System\s+RAM)\b", re.I)
+
+
+def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
+    url = settings.base_url(NAME, BASE) + PATH
+    return request(client, settings, NAME, "GET", url, headers={"Accept": "text/html"})
+
+
+def _gpu_only(soup: BeautifulSoup) -> bool:
+    """True when the page prices vCPU or RAM as components beside the GPU."""
+    if _COMPONENT_PRICE.search(clean_text(soup.get_text(" ", strip=True))):
+        return True
+    return any(_COMPONENT_ROW.match(row[0]) and "$" in " ".join(row[1:])
+               for table in read_tables(soup) for row in table.rows if row)
+
+
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+    layout = dataclasses.replace(LAYOUT, gpu_only=_gpu_only(soup))
+    reading = Reading()
+    for table in read_tables(soup):
+        reading.extend(read_price_table(table, layout, section=table.caption,
+                                        fetched_at=raw.fetched_at))
+    return reading if reading.rows else None
+
+
+parse = NeocloudParser(NAME, (
+    ("json-ld", json_ld_reader(LAYOUT)),
+    ("table", _tables),
+))
+
+SOURCE = SourceDef(
+    name=NAME,
+    provider=NAME,
+    kind="page",
+    url=URL,
+    example=EXAMPLES_DIR / NAME / "pricing_2025-03-03.html",
+    example_as_of="2025-03-03",
+    fetch_fn=fetch,
+    parse_fn=parse,
+)

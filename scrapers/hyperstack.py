@@ -1,0 +1,123 @@
+"""Hyperstack (NexGen Cloud) GPU prices from its public page (no key):
+https://www.hyperstack.cloud/gpu-pricing.
+
+Layouts known (../shared/captures/REAL_PAGES.md, "Pages of nine more providers"):
+- 2024: a sortable HTML `<table>` of GPU models with VRAM, per-GPU vCPU/RAM caps and hourly
+  prices (on-demand, reserved). Read as a table by header text.
+- 2025-2026: HubSpot div cards (`.page-price_card`), each titled by an h3 ("On-Demand GPU
+  Pricing", "Reservation Pricing", "Spot VM Pricing", "On-Demand CPU Pricing") with a head
+  row (`.page-price_card_head_item`) and rows (`.page-price_card_row_item` >
+  `..._row_item_col`). The card title prices a column that is only "Pricing Per Hour" or
+  "Starting from"; a column's own words ("Spot VM") come first.
+Decisions:
+- Rows are GPU models, not instances: the on-demand card's columns are "Max pCPUs per GPU" and
+  "Max RAM (GB) per GPU", so each row is one GPU priced per GPU-hour (gpu_count 1). The unit,
+  "Per Hour", is stated once, on the on-demand card; the reservation and spot cards list the
+  same models with bare amounts, read as hourly too.
+- Reservation prices are "Starting from" floors with no term on the page: stored as `reserved`
+  with the offering "<GPU> (reserved, term not stated)", so they never pass for a known term.
+- "Max" caps are not the offering's vCPUs/RAM (left null).
+- The page says "billed per minute": billing_increment_s = 60, read from the page each time.
+- Short forms spelled out in gpu_name (the offering keeps the page's words): "RTX Pro 6000
+  SE" is the RTX PRO 6000 Blackwell Server Edition; "H100 NVLink" / "A100 NVLink" are
+  Hyperstack's PCIe cards joined by NVLink bridges (its product pages say "H100 PCIe
+  NVLink"; priced beside the PCIe card, $2.60 vs $2.50, far below H100 SXM's $3.20), stored
+  as "NVIDIA H100 PCIe NVLink" so they are not taken for SXM boards.
+Not on the page: regions (Hyperstack runs in Canada, Norway and the US; prices are not split
+by region), availability. Hyperstack's API has a pricebook (`GET /pricebook`, hourly costs of
+every resource; needs an API key); the page stays the keyless default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import httpx
+from bs4 import BeautifulSoup
+
+from scrapers._neocloud import (
+    Layout,
+    NeocloudParser,
+    Reading,
+    billing_increment_from,
+    div_grid,
+    json_ld_reader,
+    read_price_table,
+)
+from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers.http import request
+from scrapers.pagekit import clean_text, is_hidden, read_tables
+
+__all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
+
+NAME = "hyperstack"
+BASE = "https://www.hyperstack.cloud"
+PATH = "/gpu-pricing"
+URL = BASE + PATH
+
+
+def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
+    url = settings.base_url(NAME, BASE) + PATH
+    return request(client, settings, NAME, "GET", url, headers={"Accept": "text/html"})
+
+
+def _gpu_name(shown: str) -> str:
+    """The page's short forms spelled out: "RTX Pro 6000 SE", "H100 NVLink" (a PCIe card)."""
+    name = re.sub(r"\bSE\s*$", "Server Edition", shown)
+    return re.sub(r"\b(H100|A100)\s+NVLink\b", r"\1 PCIe NVLink", name)
+
+
+LAYOUT = Layout(provider=NAME, rows_are_gpus=True, default_period="hour", gpu_name=_gpu_name)
+
+
+def _layout(soup: BeautifulSoup) -> Layout:
+    return dataclasses.replace(LAYOUT, billing_increment_s=billing_increment_from(
+        soup.get_text(" ", strip=True)))
+
+
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+    layout = _layout(soup)
+    reading = Reading()
+    for table in read_tables(soup):
+        reading.extend(read_price_table(table, layout, section=table.caption,
+                                        fetched_at=raw.fetched_at))
+    return reading if reading.rows else None
+
+
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+    layout = _layout(soup)
+    reading = Reading()
+    for card in soup.select(".page-price_card"):
+        if is_hidden(card):
+            continue
+        title = card.select_one(".page-price_card_top h3, h3, h2")
+        reading.skipped["hidden row"] += sum(
+            1 for r in card.select(".page-price_card_row_item") if is_hidden(r))
+        table = div_grid(card, header_cells=".page-price_card_head_item",
+                         rows=".page-price_card_row_item", cells=".page-price_card_row_item_col",
+                         caption=clean_text(title.get_text(" ", strip=True)) if title else "")
+        if table is not None:
+            reading.extend(read_price_table(table, layout, section=table.caption,
+                                            fetched_at=raw.fetched_at))
+    if not reading.skipped["hidden row"]:
+        del reading.skipped["hidden row"]
+    return reading if reading.rows else None
+
+
+parse = NeocloudParser(NAME, (
+    ("json-ld", json_ld_reader(LAYOUT)),
+    ("table", _tables),
+    ("cards", _cards),
+))
+
+SOURCE = SourceDef(
+    name=NAME,
+    provider=NAME,
+    kind="page",
+    url=URL,
+    example=EXAMPLES_DIR / NAME / "gpu-pricing_2026-03-02.html",
+    example_as_of="2026-03-02",
+    fetch_fn=fetch,
+    parse_fn=parse,
+)

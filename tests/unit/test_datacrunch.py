@@ -1,0 +1,67 @@
+"""DataCrunch products page (`datacrunch`): the 2025 per-instance table (the bundled example,
+own values), the same table cut without its `<table>` element, dynamic prices skipped."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from scrapers import datacrunch
+from scrapers.base import ParseError
+from tests.neocloud_pages import capture, example, fetched_url, price, read
+
+
+def test_example_prices_are_per_instance() -> None:
+    frame, strategy, _ = example(datacrunch)
+    assert strategy == "table"
+    assert frame.group_by("pricing").len().sort("pricing").rows() == [
+        ("on_demand", 5), ("spot", 4)]
+    eight = price(frame, "8H200.141S.176V")
+    assert (eight["gpu_model"], eight["gpu_count"], eight["price_usd_per_hour"]) == (
+        "H200 SXM", 8.0, 26.32)
+    assert eight["price_usd_per_gpu_hour"] == pytest.approx(3.29)
+    assert (eight["vcpus"], eight["ram_gb"], eight["gpu_memory_gb"]) == (176.0, 1450.0, 141.0)
+    assert price(frame, "1L40S.20V", "spot")["price_usd_per_hour"] == 0.35
+
+
+def test_dynamic_prices_are_skipped_and_counted() -> None:
+    frame, _, skipped = example(datacrunch)
+    assert skipped["dynamic price (re-priced daily)"] == 5
+    assert 2.39 not in frame["price_usd_per_hour"].to_list()  # the 1x H200 dynamic price
+    assert skipped["contact sales"] == 1  # the 8x A100 spot cell
+
+
+def test_a_table_cut_from_its_table_element_reads_the_same() -> None:
+    body = datacrunch.SOURCE.example.read_text()
+    cut = re.sub(r"<table[^>]*>|</table>|<thead>|</thead>|<tbody>|</tbody>", "", body)
+    cut = cut.replace("<tr> <th", "<th", 1)
+    frame, _, _ = read(datacrunch, cut)
+    whole, _, _ = example(datacrunch)
+    assert frame.select("offering", "pricing", "price_usd_per_hour").sort(
+        "offering", "pricing").equals(whole.select("offering", "pricing", "price_usd_per_hour")
+                                      .sort("offering", "pricing"))
+
+
+def test_eur_prices_are_never_stored_as_usd() -> None:
+    body = datacrunch.SOURCE.example.read_text().replace("$", "€")
+    with pytest.raises(ParseError):  # nothing left in USD: no rows, a loud failure
+        datacrunch.SOURCE.parse(capture(datacrunch, body))
+    frame, _, skipped = datacrunch.parse.read(capture(
+        datacrunch, datacrunch.SOURCE.example.read_text().replace("$3.29/h", "€3.29/h")))
+    assert skipped["non-USD price"] == 1
+    assert "1H200.141S.44V" not in frame.filter(frame["pricing"] == "on_demand")["offering"]
+
+
+def test_a_price_with_no_unit_or_count_is_not_guessed() -> None:
+    body = ("<table><tr><th>Instance name</th><th>On demand price</th></tr>"
+            "<tr><td>H100 SXM5 80GB</td><td>$2.19/h</td></tr></table>")
+    with pytest.raises(ParseError):
+        datacrunch.SOURCE.parse(capture(datacrunch, body))
+    _, _, skipped = datacrunch.parse.read(capture(datacrunch, body.replace(
+        "</table>", "<tr><td>1x H100 SXM5 80GB</td><td>$2.19/h</td></tr></table>")))
+    assert skipped["price unit not stated (per GPU or per instance)"] == 1
+
+
+def test_fetch_gets_the_products_page_at_the_overridable_base() -> None:
+    assert fetched_url(datacrunch) == "http://127.0.0.1:9/products"
