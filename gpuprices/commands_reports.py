@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
+from contract.settings import load_settings
+from gpuprices.options import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
 from gpuprices.output import Format, print_frame
-from gpuprices.settings import load_settings
 
 if TYPE_CHECKING:
     import polars as pl
@@ -30,10 +30,10 @@ ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="only 
 
 
 def _current_prices(warehouse: Path | None) -> pl.DataFrame:
-    from reports.queries import prices_at
+    from reports.queries import current_prices_at
 
     with read_warehouse(warehouse) as con:
-        return prices_at(con, datetime.now(UTC))
+        return current_prices_at(con, datetime.now(UTC))
 
 
 def _models(names: list[str]) -> list[str]:
@@ -46,7 +46,7 @@ def _models(names: list[str]) -> list[str]:
 
 
 def _pricing(pricing: list[str] | None) -> tuple[str, ...]:
-    from reports.queries import STEADY_PRICING
+    from reports.offers import STEADY_PRICING
     from schemas.observation import PRICING
 
     chosen = tuple(pricing or STEADY_PRICING)
@@ -163,7 +163,7 @@ def scenario(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """What a job costs on each platform: a named scenario, or --gpu-hours H --gpu NAME."""
-    from reports.queries import prices_at, reference_table
+    from reports.queries import current_prices_at, reference_table
     from reports.scenarios import Scenario, evaluate, load_scenarios
 
     scenarios = {s.name: s for s in load_scenarios()}
@@ -179,7 +179,7 @@ def scenario(
         raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
     with read_warehouse(warehouse) as con:
-        prices = prices_at(con, datetime.now(UTC))
+        prices = current_prices_at(con, datetime.now(UTC))
         plans = reference_table(con, "plan")
     print_frame(evaluate(prices, chosen, plans), fmt, title=chosen.title)
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from tests.ops.snapshots import moving_history
-from warehouse.backfill import backfill_skypilot
+from flows.backfill import backfill_skypilot
 from warehouse.connection import WarehouseBusy, connect_read_only, open_warehouse
 from warehouse.export import export
 

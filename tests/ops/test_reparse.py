@@ -13,7 +13,7 @@ from scrapers.base import RawCapture
 from scrapers.registry import get_source
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ingest
-from warehouse.reparse import reparse
+from flows.reparse import reparse
 
 OBSERVED = datetime(2025, 6, 12, 8, 0, tzinfo=UTC)
 
