@@ -148,8 +148,12 @@ def refresh(
     settings = load_settings(warehouse=warehouse)
     from flows.refresh_work import progress_log, refresh_now
     from scrapers.registry import all_sources
-    from warehouse.connection import WarehouseError
+    from warehouse.connection import WarehouseError, check_warehouse_file
 
+    try:
+        check_warehouse_file(settings.warehouse)
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
     names = source or list(all_sources())
     handler, progress = _progress_handler(len(names))
     progress_log.addHandler(handler)

@@ -48,9 +48,14 @@ def in_range(low: N, high: N) -> Callable[[typer.CallbackParam, N | None], N | N
     def check(param: typer.CallbackParam, value: N | None) -> N | None:
         if value is not None and not (low <= value <= high):
             name = param.opts[0] if param.opts else param.name
-            raise fail(f"{name} {value:g} is out of range: allowed {low:g} to {high:g}", 2)
+            raise fail(f"{name} {value:g} is out of range: allowed {_number(low)} to "
+                       f"{_number(high)}", 2)
         return value
     return check
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
 
 
 @contextmanager

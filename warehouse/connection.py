@@ -142,6 +142,13 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     return con
 
 
+def check_warehouse_file(path: str | Path) -> None:
+    """WarehouseError now, before any work, when `path` exists but is not a DuckDB warehouse
+    (or another process holds it). A missing file is fine: it will be created."""
+    if str(path) != ":memory:" and Path(path).exists():
+        _connect(path, read_only=True).close()
+
+
 def connect_read_only(path: str | Path, *, sandboxed: bool = False) -> duckdb.DuckDBPyConnection:
     """Open an existing warehouse read-only: any statement that writes is refused by DuckDB.
 
