@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import shared_file
-from tests.ops.snapshots import lambda_csv, moving_history, runpod_csv, write_snapshot
 from flows.backfill import backfill_skypilot
 from scrapers.skypilot_history import find_snapshots
+from tests.conftest import shared_file
+from tests.ops.snapshots import lambda_csv, moving_history, runpod_csv, write_snapshot
 from warehouse.connection import open_warehouse
 
 
@@ -138,6 +138,7 @@ def test_history_behind_newer_live_data(tmp_path: Path, warehouse_path: Path) ->
         assert [(r.status, r.rows_stored) for r in results] == [("success", 4)]
         assert con.execute("SELECT capture_id FROM latest_capture WHERE source = 'skypilot-catalog'"
                            ).fetchone() == (live.capture_id,)
-        old = con.execute("SELECT count(*) FROM observations_at(TIMESTAMPTZ '2024-03-01 00:00:00+00')"
+        old = con.execute("SELECT count(*) FROM "
+                          "observations_at(TIMESTAMPTZ '2024-03-01 00:00:00+00')"
                           ).fetchone()
         assert old == (4,)
