@@ -61,11 +61,12 @@ def questions(days: int, offering: str) -> list[Question]:
 
     def report_queries(con: duckdb.DuckDBPyConnection) -> int:
         from reports.charts import series_models
-        from reports.queries import daily_cheapest_history, prices_at, source_freshness
+        from reports.queries import current_prices_at, daily_cheapest_history, source_freshness
 
         when = end + timedelta(hours=6)
         models = [m for group in series_models().values() for m in group]
-        return (prices_at(con, when).height + prices_at(con, when - timedelta(days=7)).height
+        week_ago = when - timedelta(days=7)
+        return (current_prices_at(con, when).height + current_prices_at(con, week_ago).height
                 + source_freshness(con, when).height
                 + daily_cheapest_history(con, models, since=when.date() - timedelta(days=90),
                                          until=when.date()).height)
@@ -98,7 +99,8 @@ def questions(days: int, offering: str) -> list[Question]:
                 GROUP BY ALL""", {"since": year_ago})),
         Question(
             "point-in-time price of one offering (price_at)", 0.050,
-            _rows("SELECT * FROM price_at($t) WHERE offering = $o", {"t": as_of, "o": offering}),
+            _rows("SELECT * FROM observations_at($t) WHERE offering = $o",
+                  {"t": as_of, "o": offering}),
             _rows("""
                 SELECT * FROM observation WHERE offering = $o AND observed_at <= $t
                 ORDER BY observed_at DESC LIMIT 1""", {"t": as_of, "o": offering})),

@@ -1,124 +1,35 @@
-"""The nightly `refresh` flow: every source concurrently, fetch -> ingest, one task per source.
+"""The nightly `refresh` flow: the refresh's work (flows/refresh_work.py) as Prefect tasks.
 
-Wiring only: fetching is scrapers', landing is warehouse.ingest's. A source that fails is
-recorded and named in the flow's final state; it never stops the others.
+A source that fails is recorded and named in the flow's final state; it never stops the others.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import httpx
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.context import FlowRunContext
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
-from gpuprices.settings import Settings, load_settings
-from scrapers.base import FetchError, ParseError, Source, SourceSkipped
-from scrapers.http import with_retries
-from scrapers.registry import all_sources, resolve_names
-from warehouse.append import (
-    SourceInfo,
-    capture_stored,
-    finish_run,
-    register_sources,
-    start_run,
+from flows.refresh_work import (
+    RefreshResult,
+    progress_log,
+    refresh_now,
+    run_refresh,
+    scrape_source,
+    summary_rows,
 )
-from warehouse.connection import open_warehouse
-from warehouse.ingest import ScrapeOutcome, land, prepare, record_fetch_failure
-from warehouse.lock import refresh_lock
+from warehouse.ingest import ScrapeOutcome
 
-# The CLI listens here to draw its progress display; each record carries `outcome`.
-progress_log = logging.getLogger("gpuprices.refresh")
+__all__ = ["RefreshResult", "progress_log", "refresh", "refresh_now", "run_refresh"]
 
-
-def source_infos(sources: dict[str, Source]) -> list[SourceInfo]:
-    return [
-        SourceInfo(s.name, "*" if s.aggregator else s.provider, s.kind, s.url, s.aggregator)
-        for s in sources.values()
-    ]
-
-
-def _fetch(source: Source, client: httpx.Client, settings: Settings) -> tuple[Any, int]:
-    attempts = 0
-
-    def once() -> Any:
-        nonlocal attempts
-        attempts += 1
-        return source.fetch(client, settings.http)
-
-    try:
-        return with_retries(once, attempts=settings.retries,
-                            base_s=settings.backoff_base_s), attempts
-    except FetchError as error:
-        error.attempts = attempts  # type: ignore[attr-defined]
-        raise
-
-
-@task(name="scrape-source", cache_policy=NO_CACHE, task_run_name="scrape-{source_name}")
-def scrape_source(
-    source_name: str,
-    *,
-    settings: Settings,
-    con: duckdb.DuckDBPyConnection,
-    client: httpx.Client,
-    write_lock: threading.Lock,
-    run_id: str,
-    offline: bool,
-) -> ScrapeOutcome:
-    source = all_sources()[source_name]
-    started = datetime.now(UTC)
-    if offline:
-        raw, attempts = source.example_capture(), 1
-        note = f"offline replay of the bundled example (as of {source.example_as_of})"
-    else:
-        note = None
-        try:
-            raw, attempts = _fetch(source, client, settings)
-        except SourceSkipped as skipped:
-            with write_lock:
-                return record_fetch_failure(
-                    con.cursor(), source, run_id=run_id, started_at=started, attempts=0,
-                    error=str(skipped), status="skipped")
-        except FetchError as error:
-            with write_lock:
-                return record_fetch_failure(
-                    con.cursor(), source, run_id=run_id, started_at=started,
-                    attempts=getattr(error, "attempts", 1), error=str(error))
-        except ParseError as error:  # a paged fetch reads each page; a wrong one ends it here
-            with write_lock:
-                return record_fetch_failure(
-                    con.cursor(), source, run_id=run_id, started_at=started, attempts=1,
-                    error=f"parse error: {error}")
-    # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
-    # a payload already stored is not parsed at all (`land` checks again under the lock).
-    prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
-        else prepare(source, raw, run_id)
-    with write_lock:
-        return land(con.cursor(), source, raw, prepared, run_id=run_id,
-                    archive_root=settings.archive_root, started_at=started,
-                    attempts=attempts, note=note)
-
-
-def _report(outcome: ScrapeOutcome) -> None:
-    if outcome.ok:
-        progress_log.info("%s: %s, %d rows stored, %d quarantined", outcome.source,
-                          outcome.status, outcome.rows_stored, outcome.rows_quarantined,
-                          extra={"outcome": outcome})
-    else:
-        progress_log.warning("%s: %s (%s): %s", outcome.source, outcome.status, outcome.url,
-                             outcome.error, extra={"outcome": outcome})
+scrape_task = task(scrape_source, name="scrape-source", cache_policy=NO_CACHE,
+                   task_run_name="scrape-{source_name}")
 
 
 def _state_result(future: Any) -> tuple[ScrapeOutcome | None, str]:
@@ -128,66 +39,12 @@ def _state_result(future: Any) -> tuple[ScrapeOutcome | None, str]:
     return None, state.message or state.name
 
 
-def _plain_result(future: Future[ScrapeOutcome]) -> tuple[ScrapeOutcome | None, str]:
-    try:
-        return future.result(), ""
-    except Exception as exc:
-        return None, f"crashed: {type(exc).__name__}: {exc}"
-
-
-def run_refresh(
-    settings: Settings, *, source_names: list[str] | None = None, offline: bool = False,
-    run_id: str | None = None, lock_wait_s: float = 0.0,
-) -> list[ScrapeOutcome]:
-    """Refresh the chosen sources (all by default) into the warehouse. Used by the flow."""
-    sources = all_sources()
-    chosen = resolve_names(source_names) if source_names else list(sources)  # KeyError: unknown
-    run_id = run_id or f"refresh-{uuid.uuid4().hex[:12]}"
-    outcomes: list[ScrapeOutcome] = []
-    write_lock = threading.Lock()
-    with (
-        refresh_lock(settings.warehouse, wait_s=lock_wait_s),
-        open_warehouse(settings.warehouse) as con,
-        httpx.Client(follow_redirects=True, timeout=settings.http.timeout_s) as client,
-    ):
-        register_sources(con, source_infos(sources))
-        start_run(con, run_id, "refresh", offline=offline)
-        kwargs = {"settings": settings, "con": con, "client": client,
-                  "write_lock": write_lock, "run_id": run_id, "offline": offline}
-        pool = None
-        if FlowRunContext.get() is None:
-            # Called outside the flow (tests, scripts): same task body, plain threads.
-            pool = ThreadPoolExecutor(max_workers=max(1, len(chosen)))
-            plain = {name: pool.submit(scrape_source.fn, name, **kwargs) for name in chosen}
-            done = ((name, _plain_result(f)) for name, f in plain.items())
-        else:
-            futures = {name: scrape_source.submit(name, **kwargs) for name in chosen}
-            done = ((name, _state_result(f)) for name, f in futures.items())
-        for name, (outcome, reason) in done:
-            if outcome is None:
-                # The task itself died (timeout, bug): record it like any other failure.
-                with write_lock:
-                    outcome = record_fetch_failure(
-                        con.cursor(), sources[name], run_id=run_id,
-                        started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
-            _report(outcome)
-            outcomes.append(outcome)
-        if pool is not None:
-            pool.shutdown()
-        failed = [o.source for o in outcomes if not o.ok]
-        status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
-                                                 else "partial")
-        finish_run(con, run_id, status, note=f"failed: {', '.join(failed)}" if failed else None)
-    return outcomes
-
-
-def summary_rows(outcomes: list[ScrapeOutcome]) -> list[dict[str, Any]]:
-    rows = []
-    for outcome in outcomes:
-        row = asdict(outcome)
-        row["unknown_gpus"] = ", ".join(outcome.unknown_gpus)
-        rows.append(row)
-    return rows
+def run_as_tasks(names: list[str], kwargs: dict[str, Any]) -> Iterable[
+        tuple[str, tuple[ScrapeOutcome | None, str]]]:
+    """Every source as a Prefect task run (concurrent, visible in the UI)."""
+    futures = {name: scrape_task.submit(name, **kwargs) for name in names}
+    for name, future in futures.items():
+        yield name, _state_result(future)
 
 
 @flow(name="refresh", log_prints=True)
@@ -197,22 +54,15 @@ def refresh(
     warehouse: str | None = None,
 ) -> State:
     """Scrape every source (or `sources`) into the warehouse; offline replays bundled examples."""
-    settings = load_settings(warehouse=warehouse)
-    run_id = f"refresh-{flow_run.id or uuid.uuid4().hex}"
-    outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id)
-    rows = summary_rows(outcomes)
+    result = refresh_now(sources, offline, warehouse,
+                         run_id=f"refresh-{flow_run.id or uuid.uuid4().hex}",
+                         runner=run_as_tasks)
+    rows = summary_rows(result.outcomes)
     create_table_artifact(
         key="refresh-summary", table=rows,
-        description=f"Refresh {run_id} into {Path(settings.warehouse).name}: "
-                    f"{sum(o.rows_stored for o in outcomes)} rows stored",
+        description=f"Refresh {result.run_id} into {Path(result.warehouse).name}: "
+                    f"{sum(o.rows_stored for o in result.outcomes)} rows stored",
     )
-    # Alert rules ($GPUPRICES_ALERTS or ./alerts.toml): each new event sent once; never raises.
-    from reports.alerts import run_after_refresh
-
-    run_after_refresh(settings.warehouse)
-    failed = [o for o in outcomes if not o.ok]
-    if failed:
-        names = ", ".join(o.source for o in failed)
-        return Failed(message=f"{len(failed)} of {len(outcomes)} sources failed: {names}",
-                      data=rows)
-    return Completed(message=f"all {len(outcomes)} sources refreshed", data=rows)
+    if result.failed:
+        return Failed(message=result.message, data=rows)
+    return Completed(message=result.message, data=rows)

@@ -1,6 +1,8 @@
 """The weekly `weekly_report` flow: build the markdown report, write it, publish it.
 
 Wiring only: the report is reports.weekly's. The clock is read here, once, and passed in.
+`write_weekly_report` is the work as a plain function (the CLI calls it directly when no
+Prefect API is configured); the flow runs it and publishes the report as an artifact.
 """
 
 from __future__ import annotations
@@ -11,22 +13,18 @@ from pathlib import Path
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from gpuprices.settings import load_settings
-from reports.weekly import artifact_key, build_report, report_as_of, write_report
-from warehouse.connection import open_warehouse
+from flows.report_work import write_weekly_report
+from reports.weekly import artifact_key
+
+__all__ = ["weekly_report", "write_weekly_report"]
 
 
 @flow(name="weekly-report", log_prints=True)
 def weekly_report(week: str | None = None, out_dir: str | None = None,
                   warehouse: str | None = None) -> str:
     """Write data/reports/YYYY-Www.md (+ chart PNGs) for `week` (default: this week so far)."""
-    settings = load_settings(warehouse=warehouse)
-    label, as_of = report_as_of(week, datetime.now(UTC))
-    target = Path(out_dir) if out_dir else settings.reports_root
-    with open_warehouse(settings.warehouse, read_only=True) as con:
-        report = build_report(con, as_of=as_of, week=label, chart_dir=target)
-    path = write_report(report, target)
-    create_markdown_artifact(key=artifact_key(label), markdown=report.markdown,
-                             description=f"GPU price report {label} ({path})")
+    path, report = write_weekly_report(week, out_dir, warehouse, now=datetime.now(UTC))
+    create_markdown_artifact(key=artifact_key(report.week), markdown=report.markdown,
+                             description=f"GPU price report {report.week} ({path})")
     print(f"weekly report written to {path}")
-    return str(path)
+    return str(Path(path))

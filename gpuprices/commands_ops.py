@@ -13,9 +13,9 @@ from typing import Annotated
 
 import typer
 
-from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
+from contract.settings import load_settings
+from gpuprices.options import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
 from gpuprices.output import Format, print_frame
-from gpuprices.settings import load_settings
 
 
 class ExportFormat(StrEnum):
@@ -54,7 +54,7 @@ def backfill(
     """Import dated catalog snapshots as history (idempotent: a re-import adds nothing)."""
     import polars as pl
 
-    from warehouse.backfill import backfill_skypilot
+    from flows.backfill import backfill_skypilot
     from warehouse.connection import WarehouseError, open_warehouse
 
     if source != "skypilot":
@@ -86,8 +86,8 @@ def reparse(
     """Re-parse archived raw captures with the current parsers, replacing their rows."""
     import polars as pl
 
+    from flows.reparse import reparse as reparse_captures
     from warehouse.connection import WarehouseError, open_warehouse
-    from warehouse.reparse import reparse as reparse_captures
 
     settings = load_settings(warehouse=warehouse)
     since_day: date | None = since.date() if since else None

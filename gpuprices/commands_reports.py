@@ -13,9 +13,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpuprices.cli import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
+from contract.settings import load_settings
+from gpuprices.options import (
+    FormatOpt,
+    PrefectOpt,
+    WarehouseOpt,
+    fail,
+    in_range,
+    prepare_prefect,
+    read_warehouse,
+    use_prefect,
+)
 from gpuprices.output import Format, print_frame
-from gpuprices.settings import load_settings
 
 if TYPE_CHECKING:
     import polars as pl
@@ -23,17 +32,18 @@ if TYPE_CHECKING:
 PricingOpt = Annotated[list[str] | None, typer.Option(
     "--pricing", help="pricing to include (repeatable; default on_demand, community, "
     "serverless)")]
+# Model sizes `fit --params` accepts, in billions: 1M .. 100T parameters.
+MIN_PARAMS_B = 0.001
+MAX_PARAMS_B = 100_000.0
 ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="only this provider "
                                                        "(repeatable)")]
 
 
-
-
 def _current_prices(warehouse: Path | None) -> pl.DataFrame:
-    from reports.queries import prices_at
+    from reports.queries import current_prices_at
 
     with read_warehouse(warehouse) as con:
-        return prices_at(con, datetime.now(UTC))
+        return current_prices_at(con, datetime.now(UTC))
 
 
 def _models(names: list[str]) -> list[str]:
@@ -46,7 +56,7 @@ def _models(names: list[str]) -> list[str]:
 
 
 def _pricing(pricing: list[str] | None) -> tuple[str, ...]:
-    from reports.queries import STEADY_PRICING
+    from reports.offers import STEADY_PRICING
     from schemas.observation import PRICING
 
     chosen = tuple(pricing or STEADY_PRICING)
@@ -62,8 +72,10 @@ def report(
     out: Annotated[Path | None, typer.Option(help="output folder (default: reports/ beside "
                                              "the warehouse)")] = None,
     warehouse: WarehouseOpt = None,
+    prefect: PrefectOpt = False,
 ) -> None:
-    """Write the weekly markdown report (and its chart) with the Prefect `weekly_report` flow."""
+    """Write the weekly markdown report (and its chart); the Prefect `weekly_report` flow with
+    --prefect or when PREFECT_API_URL is set."""
     settings = load_settings(warehouse=warehouse)
     if not settings.warehouse.exists():
         raise fail(f"no warehouse at {settings.warehouse}: run `gpuprices refresh` first")
@@ -74,14 +86,21 @@ def report(
             report_as_of(week, datetime.now(UTC))
         except ValueError as exc:
             raise fail(str(exc), 2) from None
-    prepare_prefect(settings.warehouse)
-    from flows.weekly_report import weekly_report
     from warehouse.connection import WarehouseError
 
     started = time.perf_counter()
+    out_dir = str(out) if out else None
     try:
-        path = weekly_report(week=week, out_dir=str(out) if out else None,
-                             warehouse=str(settings.warehouse))
+        if use_prefect(prefect):
+            prepare_prefect(settings.warehouse)
+            from flows.weekly_report import weekly_report
+
+            path = weekly_report(week=week, out_dir=out_dir, warehouse=str(settings.warehouse))
+        else:
+            from flows.report_work import write_weekly_report
+
+            path, _ = write_weekly_report(week, out_dir, str(settings.warehouse),
+                                          now=datetime.now(UTC))
     except WarehouseError as exc:  # e.g. a refresh holds the file
         raise fail(str(exc)) from None
     typer.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
@@ -90,13 +109,14 @@ def report(
 def cheapest(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model or family, e.g. "
                                                   "'H100' or 'A100 80GB' (repeatable)")] = None,
-    min_vram: Annotated[float | None, typer.Option("--min-vram", help="per-GPU memory, GB")]
-    = None,
+    min_vram: Annotated[float | None, typer.Option("--min-vram", help="per-GPU memory, GB",
+                                                   callback=in_range(1, 2048))] = None,
     tier: Annotated[str | None, typer.Option(help="VRAM tier name from schemas/tiers.toml")]
     = None,
     pricing: PricingOpt = None,
     provider: ProviderOpt = None,
-    limit: Annotated[int, typer.Option(help="rows to show")] = 20,
+    limit: Annotated[int, typer.Option(help="rows to show",
+                                       callback=in_range(1, 10_000))] = 20,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -118,7 +138,8 @@ def cheapest(
 
 def history(
     gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
-    days: Annotated[int, typer.Option(help="days of history")] = 90,
+    days: Annotated[int, typer.Option(help="days of history",
+                                      callback=in_range(1, 3660))] = 90,
     provider: ProviderOpt = None,
     pricing: Annotated[list[str] | None, typer.Option(help="pricing (repeatable; default "
                                                       "on_demand)")] = None,
@@ -156,14 +177,15 @@ def history(
 def scenario(
     name: Annotated[str | None, typer.Argument(help="scenario from reports/scenarios.toml")]
     = None,
-    gpu_hours: Annotated[float | None, typer.Option("--gpu-hours", help="ad hoc: GPU-hours")]
+    gpu_hours: Annotated[float | None, typer.Option("--gpu-hours", help="ad hoc: GPU-hours",
+                                                    callback=in_range(0.01, 10_000_000))]
     = None,
     gpu: Annotated[str | None, typer.Option(help="ad hoc: GPU model or family")] = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """What a job costs on each platform: a named scenario, or --gpu-hours H --gpu NAME."""
-    from reports.queries import prices_at, reference_table
+    from reports.queries import current_prices_at, reference_table
     from reports.scenarios import Scenario, evaluate, load_scenarios
 
     scenarios = {s.name: s for s in load_scenarios()}
@@ -179,7 +201,7 @@ def scenario(
         raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
     with read_warehouse(warehouse) as con:
-        prices = prices_at(con, datetime.now(UTC))
+        prices = current_prices_at(con, datetime.now(UTC))
         plans = reference_table(con, "plan")
     print_frame(evaluate(prices, chosen, plans), fmt, title=chosen.title)
 
@@ -187,7 +209,8 @@ def scenario(
 def fit(
     params: Annotated[str | None, typer.Option(help="model size, e.g. 70B, 7B, 124M")] = None,
     method: Annotated[str | None, typer.Option(help="full, lora, qlora or inference")] = None,
-    limit: Annotated[int, typer.Option(help="offers to show")] = 10,
+    limit: Annotated[int, typer.Option(help="offers to show",
+                                       callback=in_range(1, 10_000))] = 10,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -207,6 +230,9 @@ def fit(
         size = read_params(params) if params else None
     except ValueError as exc:
         raise fail(str(exc), 2) from None
+    if size is not None and not (MIN_PARAMS_B <= size <= MAX_PARAMS_B):
+        raise fail(f"--params {params} is out of range: allowed {MIN_PARAMS_B * 1000:g}M to "
+                   f"{MAX_PARAMS_B:g}B", 2)
     prices = _current_prices(warehouse)
     if size is not None and method is not None:
         needed = vram_needed_gb(size, method)

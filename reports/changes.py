@@ -5,8 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, pct, table
-from reports.queries import STEADY_PRICING
-from schemas.gpus import UNKNOWN_GPU
+from reports.offers import STEADY_PRICING, comparable_offers
 
 OFFER_KEY = ("provider", "offering", "region", "pricing")
 
@@ -14,8 +13,7 @@ OFFER_KEY = ("provider", "offering", "region", "pricing")
 def cheapest_per_model(prices: pl.DataFrame,
                        pricing: tuple[str, ...] = ("on_demand",)) -> pl.DataFrame:
     return (
-        prices.filter(pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
-                      & (pl.col("gpu_model") != UNKNOWN_GPU))
+        comparable_offers(prices, pricing)
         .sort("price_usd_per_gpu_hour", "provider", "offering")
         .group_by("gpu_model", maintain_order=True)
         .agg(pl.col("price_usd_per_gpu_hour").first().alias("usd_per_gpu_hour"),
@@ -74,8 +72,8 @@ def changes_section(old: pl.DataFrame, new: pl.DataFrame, *, week_ago_label: str
                 for r in frame.to_dicts()], [False, True, True, True, False])
                 if frame.height else "None.")
             parts.append("")
-        steady = pl.col("pricing").is_in(STEADY_PRICING) & ~pl.col("gpu_only")
-        appeared, vanished = offering_diff(old.filter(steady), new.filter(steady))
+        appeared, vanished = offering_diff(comparable_offers(old, STEADY_PRICING),
+                                           comparable_offers(new, STEADY_PRICING))
         headers = ["provider", "offering", "region", "pricing", "GPU", "$/GPU-h"]
         for title, frame in (("New offerings", appeared), ("Vanished offerings", vanished)):
             more = f" (first {limit} of {frame.height})" if frame.height > limit else ""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, table
-from reports.queries import INTERRUPTIBLE_PRICING
-from schemas.gpus import UNKNOWN_GPU, catalog_frame
+from reports.offers import INTERRUPTIBLE_PRICING, comparable_offers
+from schemas.gpus import catalog_frame
 
 
 def cheapest_cells(prices: pl.DataFrame, pricing: tuple[str, ...]) -> pl.DataFrame:
@@ -15,10 +15,7 @@ def cheapest_cells(prices: pl.DataFrame, pricing: tuple[str, ...]) -> pl.DataFra
     GPU-only SKUs (price without the host VM) and unknown GPUs are left out: they are not
     comparable with whole-offering prices.
     """
-    usable = prices.filter(
-        pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
-        & (pl.col("gpu_model") != UNKNOWN_GPU)
-    )
+    usable = comparable_offers(prices, pricing)
     return (
         usable.sort("price_usd_per_gpu_hour", "stale", "pricing", "offering")
         .group_by("gpu_model", "provider", maintain_order=True)

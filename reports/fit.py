@@ -14,8 +14,7 @@ import re
 import polars as pl
 
 from reports.markdown import money, number, table
-from reports.queries import STEADY_PRICING
-from schemas.gpus import UNKNOWN_GPU
+from reports.offers import comparable_offers
 
 # method -> (low, high) GB per billion parameters
 GB_PER_BILLION: dict[str, tuple[float, float]] = {
@@ -47,11 +46,8 @@ def vram_needed_gb(params_b: float, method: str) -> float:
 def fitting_offers(prices: pl.DataFrame, needed_gb: float) -> pl.DataFrame:
     """Live, available, whole-offering offers with enough total VRAM, cheapest $/hour first."""
     return (
-        prices.filter(
-            pl.col("pricing").is_in(list(STEADY_PRICING)) & ~pl.col("gpu_only")
-            & (pl.col("gpu_model") != UNKNOWN_GPU) & ~pl.col("stale").fill_null(True)
-            & pl.col("available").fill_null(True) & pl.col("gpu_memory_gb").is_not_null()
-        )
+        comparable_offers(prices, available_only=True, live_only=True)
+        .filter(pl.col("gpu_memory_gb").is_not_null())
         .with_columns((pl.col("gpu_count") * pl.col("gpu_memory_gb")).alias("total_vram_gb"))
         .filter(pl.col("total_vram_gb") >= needed_gb)
         .sort("price_usd_per_hour", "gpu_count", "provider", "offering", "region")

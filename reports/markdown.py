@@ -6,8 +6,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from contract import STALE_AFTER_H
+
 STALE_MARK = "†"
-STALE_NOTE = f"{STALE_MARK} = price from a stale source (no successful refresh in 48 h)."
+STALE_NOTE = (f"{STALE_MARK} = price from a stale source (no successful refresh in "
+              f"{STALE_AFTER_H} h).")
 
 
 def money(value: float | None, stale: bool | None = False, digits: int = 2) -> str:

@@ -11,7 +11,8 @@ from datetime import date, datetime
 import duckdb
 import polars as pl
 
-from schemas.tiers import Tier, load_tiers, tier_sql
+from reports.offers import INTERRUPTIBLE_PRICING, STEADY_PRICING  # noqa: F401  (old home)
+from warehouse.summaries import end_of_day
 
 
 def rows_per_source(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> pl.DataFrame:
@@ -32,42 +33,8 @@ def unknown_gpus(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return con.execute("SELECT * FROM unknown_gpu ORDER BY rows DESC, gpu_name").pl()
 
 
-def cheapest_per_tier(
-    con: duckdb.DuckDBPyConnection, *, per_tier: int = 1, tiers: list[Tier] | None = None,
-    pricing: tuple[str, ...] = ("on_demand",),
-) -> pl.DataFrame:
-    """The cheapest current whole-offering $/GPU-hour per VRAM tier (GPU-only SKUs excluded)."""
-    tiers = tiers or load_tiers()
-    order = {t.name: i for i, t in enumerate(tiers)}
-    memory = "coalesce(p.gpu_memory_gb, g.memory_gb)"
-    frame = con.execute(
-        f"""
-        WITH offers AS (
-            SELECT {tier_sql(memory, tiers)} AS tier, p.gpu_model, p.provider, p.offering,
-                   p.region, p.pricing, p.gpu_count, {memory} AS gpu_memory_gb,
-                   round(p.price_usd_per_gpu_hour, 4) AS usd_per_gpu_hour,
-                   round(p.price_usd_per_gpu_hour / {memory}, 5) AS usd_per_gb_vram_hour,
-                   p.available, p.stale
-            FROM latest_price p LEFT JOIN gpu_catalog g USING (gpu_model)
-            WHERE NOT p.gpu_only AND p.gpu_model <> 'unknown' AND list_contains(?, p.pricing)
-        )
-        SELECT * FROM offers WHERE tier IS NOT NULL
-        QUALIFY row_number() OVER (PARTITION BY tier
-                                   ORDER BY usd_per_gpu_hour, provider, offering, region) <= ?
-        """,
-        [list(pricing), per_tier],
-    ).pl()
-    return frame.sort(
-        pl.col("tier").replace_strict(order, default=len(order)), "usd_per_gpu_hour"
-    )
-
-
 # ---- the weekly report and the question commands read through these -------------------------
 
-STALE_AFTER_H = 48
-# Pay-as-you-go prices that are not interruptible: what rankings, scenarios and fit compare.
-STEADY_PRICING: tuple[str, ...] = ("on_demand", "community", "serverless")
-INTERRUPTIBLE_PRICING: tuple[str, ...] = ("spot", "interruptible", "community_spot")
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -77,54 +44,28 @@ def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(row and row[0])
 
 
-def prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
-    """Every offering's price as it stood at `as_of`, with its source's staleness at that time.
-
-    The capture a source's prices come from is the last one a run stored or re-confirmed with
-    observed_at <= as_of (like the price_at macro). As in the latest_price view, one source
-    speaks per provider x GPU model x pricing (warehouse/views.sql `source_rank`: own API, own
-    page, catalogs, then aggregators, which fill in only for providers with no direct source).
-    `stale` = the source's last success is more than 48 h before `as_of`.
-    """
+def current_prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
+    """The current price of every offering at `as_of` (views.sql `current_price_at`: one
+    source per provider x GPU model x pricing, `stale` = no success in STALE_AFTER_H hours
+    before `as_of`), with the catalog's family, memory and throughput."""
     return con.execute(
         """
-        WITH seen AS (
-            SELECT s.source, s.capture_id, s.observed_at, s.finished_at, c.stored_observed_at
-            FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
-            WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= $as_of
-        ), cap AS (
-            SELECT source, arg_max(capture_id, observed_at) AS capture_id,
-                   arg_max(stored_observed_at, observed_at) AS stored_observed_at,
-                   max(finished_at) AS last_success_at
-            FROM seen GROUP BY source
-        ), current AS (
-            SELECT o.*, src.aggregator, src.kind AS source_kind, cap.last_success_at
-            FROM observation o
-            JOIN cap ON o.source = cap.source AND o.capture_id = cap.capture_id
-                    AND o.observed_at = cap.stored_observed_at
-            JOIN source src ON src.source = o.source
-        ), direct_providers AS (SELECT DISTINCT provider FROM current WHERE NOT aggregator
-        ), kept AS (
-            SELECT * FROM current
-            WHERE NOT aggregator OR provider NOT IN (SELECT provider FROM direct_providers)
-        ), best AS (
-            SELECT provider, gpu_model, pricing,
-                   first(source ORDER BY source_rank(aggregator, source_kind), source) AS source
-            FROM kept GROUP BY provider, gpu_model, pricing
-        )
         SELECT c.source, c.provider, c.offering, c.gpu_name, c.gpu_model,
                coalesce(g.family, c.gpu_model) AS family, c.gpu_count,
                coalesce(c.gpu_memory_gb, g.memory_gb) AS gpu_memory_gb, g.bf16_tflops,
                c.region, c.pricing, c.price_usd_per_hour, c.price_usd_per_gpu_hour,
                c.available, c.gpu_only, c.aggregator, c.source_kind, c.observed_at, c.run_id,
-               c.last_success_at,
-               c.last_success_at < $as_of - INTERVAL (48) HOUR AS stale
-        FROM kept c SEMI JOIN best b USING (provider, gpu_model, pricing, source)
+               c.last_success_at, c.stale
+        FROM current_price_at($as_of) c
         LEFT JOIN gpu_catalog g USING (gpu_model)
         ORDER BY c.provider, c.gpu_model, c.offering, c.region, c.pricing
         """,
         {"as_of": as_of},
     ).pl()
+
+
+# The old name, for code written before the rename (it says "prices" but not "current").
+prices_at = current_prices_at
 
 
 def source_freshness(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
@@ -147,7 +88,7 @@ def source_freshness(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.Data
                coalesce(cs.rows_stored, 0) AS rows, coalesce(r.last_status, 'never run')
                    AS last_status, r.last_error,
                (ok.last_success_at IS NULL
-                OR ok.last_success_at < $as_of - INTERVAL (48) HOUR) AS stale
+                OR ok.last_success_at < $as_of - stale_after()) AS stale
         FROM source s
         LEFT JOIN ok USING (source)
         LEFT JOIN capture_seen cs ON cs.source = s.source AND cs.capture_id = ok.capture_id
@@ -162,31 +103,39 @@ def daily_cheapest_history(
     con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date, until: date,
     pricing: tuple[str, ...] = ("on_demand",), providers: list[str] | None = None,
 ) -> pl.DataFrame:
-    """Cheapest whole-offering $/GPU-hour per model and day (GPU-only SKUs left out).
-
-    As in latest_price, aggregator rows count only for providers without a direct source
-    that day, so the history agrees with the report's current tables.
-    """
-    return con.execute(
+    """Cheapest whole-offering $/GPU-hour per model and observed day (GPU-only SKUs and stale
+    sources left out), from the current price at the end of each day (`current_price_at`),
+    so the history agrees with the report's current tables. Without a provider filter it is
+    read from the daily_cheapest summary; with one, computed for those days."""
+    params = {"models": gpu_models, "pricing": list(pricing), "since": since, "until": until}
+    if not providers:
+        return con.execute(
+            """
+            SELECT day, gpu_model, min(min_usd_per_gpu_hour) AS usd_per_gpu_hour,
+                   arg_min(provider, min_usd_per_gpu_hour) AS provider,
+                   arg_min(offering, min_usd_per_gpu_hour) AS offering
+            FROM daily_cheapest
+            WHERE day BETWEEN $since AND $until AND list_contains($models, gpu_model)
+              AND list_contains($pricing, pricing)
+            GROUP BY day, gpu_model ORDER BY gpu_model, day
+            """, params).pl()
+    days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day BETWEEN $since AND "
+                       "$until ORDER BY day", {"since": since, "until": until}).fetchall()
+    frames = [con.execute(
         """
-        WITH days AS (
-            SELECT dp.*, src.aggregator FROM daily_price dp JOIN source src USING (source)
-            WHERE dp.day BETWEEN $since AND $until
-        ), direct AS (SELECT DISTINCT day, provider FROM days WHERE NOT aggregator)
-        SELECT day, gpu_model, min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
+        SELECT $day AS day, gpu_model, min(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
                arg_min(provider, price_usd_per_gpu_hour) AS provider,
                arg_min(offering, price_usd_per_gpu_hour) AS offering
-        FROM days d
-        WHERE NOT gpu_only AND list_contains($models, gpu_model)
-          AND list_contains($pricing, pricing)
-          AND ($providers IS NULL OR list_contains($providers, provider))
-          AND (NOT aggregator OR NOT EXISTS (
-              SELECT 1 FROM direct x WHERE x.day = d.day AND x.provider = d.provider))
-        GROUP BY day, gpu_model ORDER BY gpu_model, day
-        """,
-        {"models": gpu_models, "pricing": list(pricing), "since": since, "until": until,
-         "providers": providers},
-    ).pl()
+        FROM current_price_at($end_of_day)
+        WHERE NOT stale AND NOT gpu_only AND list_contains($models, gpu_model)
+          AND list_contains($pricing, pricing) AND list_contains($providers, provider)
+        GROUP BY gpu_model
+        """, {"models": gpu_models, "pricing": list(pricing), "providers": providers,
+              "day": day, "end_of_day": end_of_day(day)}).pl() for (day,) in days]
+    columns = {"day": pl.Date, "gpu_model": pl.String, "usd_per_gpu_hour": pl.Float64,
+               "provider": pl.String, "offering": pl.String}
+    return pl.concat([f.cast(columns) for f in frames]).sort("gpu_model", "day") if frames \
+        else pl.DataFrame(schema=columns)
 
 
 def reference_table(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame | None:

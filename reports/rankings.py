@@ -1,12 +1,11 @@
-"""Cheapest offers per VRAM tier (tiers from schemas/tiers.toml)."""
+"""Cheapest offers per VRAM tier (tiers from schemas/tiers.toml): the one tier ranking."""
 
 from __future__ import annotations
 
 import polars as pl
 
 from reports.markdown import money, table
-from reports.queries import STEADY_PRICING
-from schemas.gpus import UNKNOWN_GPU
+from reports.offers import STEADY_PRICING, comparable_offers
 from schemas.tiers import Tier, load_tiers, tier_expr
 
 
@@ -19,9 +18,8 @@ def top_per_tier(prices: pl.DataFrame, *, per_tier: int = 5, tiers: list[Tier] |
     """
     tiers = tiers or load_tiers()
     order = {t.name: i for i, t in enumerate(tiers)}
-    offers = prices.filter(
-        pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
-        & (pl.col("gpu_model") != UNKNOWN_GPU) & pl.col("gpu_memory_gb").is_not_null()
+    offers = comparable_offers(prices, pricing).filter(
+        pl.col("gpu_memory_gb").is_not_null()
     ).with_columns(tier_expr("gpu_memory_gb", tiers).alias("tier"))
     ranked = (
         offers.filter(pl.col("tier").is_not_null())
@@ -77,8 +75,7 @@ def cheapest_offers(
     providers: list[str] | None = None,
 ) -> pl.DataFrame:
     """Current whole-offering offers matching the filters, cheapest $/GPU-hour first."""
-    offers = prices.filter(pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
-                           & (pl.col("gpu_model") != UNKNOWN_GPU))
+    offers = comparable_offers(prices, pricing)
     if gpu_models:
         offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
     if min_vram_gb:

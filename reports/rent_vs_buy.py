@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, number, table
-from reports.queries import STEADY_PRICING
+from reports.offers import comparable_offers
 
 USD_PER_KWH = 0.15  # a typical US residential tariff; pass another to `break_even`
 HOURS_PER_DAY_OF_USE = 8.0
@@ -18,7 +18,7 @@ HOURS_PER_DAY_OF_USE = 8.0
 
 def cheapest_rental(prices: pl.DataFrame) -> pl.DataFrame:
     return (
-        prices.filter(pl.col("pricing").is_in(list(STEADY_PRICING)) & ~pl.col("gpu_only"))
+        comparable_offers(prices)
         .sort("price_usd_per_gpu_hour", "stale", "provider", "offering")
         .group_by("gpu_model", maintain_order=True).first()
         .select("gpu_model", pl.col("price_usd_per_gpu_hour").alias("rent_usd_per_hour"),

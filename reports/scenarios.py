@@ -14,9 +14,9 @@ import polars as pl
 
 from reports.markdown import money, number, table
 from reports.names import resolve_gpus
+from reports.offers import STEADY_PRICING, comparable_offers
 from reports.plans import effective_plans
-from reports.queries import STEADY_PRICING
-from schemas.gpus import UNKNOWN_GPU, spec_of
+from schemas.gpus import spec_of
 
 SCENARIOS_PATH = Path(__file__).with_name("scenarios.toml")
 COLUMNS = ("platform", "gpu_model", "offering", "pricing", "hours", "usd_per_gpu_hour",
@@ -55,10 +55,7 @@ def price_status(source_kind: pl.Expr, stale: pl.Expr) -> pl.Expr:
 
 
 def _offer_rows(prices: pl.DataFrame, scenario: Scenario) -> pl.DataFrame:
-    offers = prices.filter(
-        pl.col("pricing").is_in(list(scenario.pricing)) & ~pl.col("gpu_only")
-        & (pl.col("gpu_model") != UNKNOWN_GPU) & pl.col("available").fill_null(True)
-    )
+    offers = comparable_offers(prices, scenario.pricing, available_only=True)
     if scenario.gpus:
         offers = offers.filter(pl.col("gpu_model").is_in(resolve_gpus(scenario.gpus)))
     if scenario.min_vram_gb:

@@ -21,8 +21,8 @@ from reports.fit import fit_section
 from reports.markdown import STALE_MARK, STALE_NOTE, table
 from reports.plans import plans_section
 from reports.queries import (
+    current_prices_at,
     daily_cheapest_history,
-    prices_at,
     reference_table,
     refresh_runs,
     source_freshness,
@@ -114,9 +114,9 @@ def build_report(
     scenarios: list[Scenario] | None = None,
 ) -> WeeklyReport:
     week = week or week_label(as_of)
-    prices = prices_at(con, as_of)
+    prices = current_prices_at(con, as_of)
     week_ago = as_of - timedelta(days=7)
-    old_prices = prices_at(con, week_ago)
+    old_prices = current_prices_at(con, week_ago)
     freshness = source_freshness(con, as_of)
     plans = reference_table(con, "plan")
     ownership = reference_table(con, "gpu_ownership")

@@ -14,9 +14,9 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines.polars_engine import DateTime
 
+from contract import PARSED_SCHEMA, RawCapture, conform
 from schemas.gpus import UNKNOWN_GPU, catalog_frame, normalise_gpu_name
 from schemas.invariants import suspect_layout
-from scrapers.base import PARSED_SCHEMA, RawCapture, conform
 
 # The closed set of pricing values, and what each means.
 PRICING: dict[str, str] = {

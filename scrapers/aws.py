@@ -43,7 +43,7 @@ from scrapers.base import (
     empty_parsed,
     now_utc,
 )
-from scrapers.http import TRANSIENT_STATUS, _retry_after, _short
+from scrapers.http import fetch_error, raise_for_status
 
 ROOT = "https://pricing.us-east-1.amazonaws.com"
 OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current"
@@ -263,10 +263,7 @@ def fetch_region(client: httpx.Client, settings: HttpSettings, region: str) -> b
     kept_bytes = 0
     try:
         with client.stream("GET", url, headers=headers, timeout=settings.timeout_s) as response:
-            if response.status_code >= 400:
-                raise FetchError("aws", url, f"HTTP {response.status_code}",
-                                 transient=response.status_code in TRANSIENT_STATUS,
-                                 retry_after_s=_retry_after(response))
+            raise_for_status("aws", url, response)
             keep = _GpuOnDemandFilter()
             for line in _bounded_lines(response, url):
                 if not keep(line):
@@ -276,16 +273,8 @@ def fetch_region(client: httpx.Client, settings: HttpSettings, region: str) -> b
                 if kept_bytes > settings.max_bytes:
                     raise FetchError("aws", url, f"GPU rows exceed the {settings.max_bytes}-byte "
                                      "cap; stopped reading")
-    except httpx.TimeoutException:
-        raise FetchError("aws", url, f"timed out after {settings.timeout_s:g} s",
-                         transient=True) from None
-    except httpx.ConnectError as exc:
-        raise FetchError("aws", url, f"cannot connect ({_short(exc)})", transient=True) from None
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        raise FetchError("aws", url, f"connection broke mid-response ({_short(exc)})",
-                         transient=True) from None
     except httpx.HTTPError as exc:
-        raise FetchError("aws", url, f"HTTP error ({_short(exc)})") from None
+        raise fetch_error("aws", url, exc, settings.timeout_s) from None
     if len(kept_lines) <= PREAMBLE_LINES:
         raise FetchError("aws", url, "response ended before the CSV header")
     return ("\n".join(kept_lines) + "\n").encode()

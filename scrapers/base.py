@@ -1,130 +1,57 @@
-"""What every source is: one small interface, one raw payload type, one parsed-row shape.
+"""What every source is: one small interface (SourceDef) over two plain functions.
 
 A source has two halves. `fetch(client, settings)` talks HTTP and returns the payload as it
 came (a `RawCapture`); `parse(raw)` is pure and turns that payload into a polars frame with
 the columns of `PARSED_SCHEMA`. Nothing here touches the warehouse or the clock.
+
+The contract types themselves live in the bottom package `contract` (every layer may import
+it); they are re-exported here so `from scrapers.base import RawCapture` keeps working.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from contract import (
+    GLOBAL_REGION,
+    PARSED_SCHEMA,
+    FetchError,
+    HttpSettings,
+    ParseError,
+    RawCapture,
+    SourceKind,
+    SourceSkipped,
+    conform,
+    empty_parsed,
+    now_utc,
+    rows_frame,
+)
 
 if TYPE_CHECKING:  # only an annotation here: `gpuprices query` should not pay for importing it
     import httpx
 
-SourceKind = Literal["api", "page", "catalog", "static"]
-
-# The columns a parser returns, in order. Provenance (observed_at, run_id, capture_id, source,
-# source_url) and the canonical gpu_model are added downstream, by schemas.observation.
-PARSED_SCHEMA: dict[str, pl.DataType] = {
-    "provider": pl.String(),
-    "offering": pl.String(),  # the provider's own instance / flavor / SKU name
-    "gpu_name": pl.String(),  # the GPU as the provider wrote it
-    "gpu_count": pl.Float64(),  # fractional for GPU slices
-    "gpu_memory_gb": pl.Float64(),  # per GPU
-    "vcpus": pl.Float64(),
-    "ram_gb": pl.Float64(),
-    "region": pl.String(),
-    "pricing": pl.String(),
-    "price_usd_per_hour": pl.Float64(),  # the whole offering
-    "billing_increment_s": pl.Int64(),
-    "available": pl.Boolean(),
-    "gpu_only": pl.Boolean(),  # price covers the GPUs but not the host VM (GCP GPU SKUs)
-    "monthly_fee_usd": pl.Float64(),  # a fixed fee billed on top of the hourly price, if any
-}
-
-GLOBAL_REGION = "global"  # for prices that are the same everywhere or name no region
-
-
-class ParseError(ValueError):
-    """The payload is not in the shape this parser knows (layout changed, wrong content)."""
-
-
-class SourceSkipped(RuntimeError):
-    """The source cannot run in this configuration (e.g. its API key is not set); not a failure."""
-
-
-class FetchError(RuntimeError):
-    """A fetch failed. `transient` errors (timeouts, 5xx, 429) are worth a retry."""
-
-    def __init__(self, source: str, url: str, reason: str, *, transient: bool = False,
-                 retry_after_s: float | None = None) -> None:
-        super().__init__(f"{source}: {url}: {reason}")
-        self.source = source
-        self.url = url
-        self.reason = reason
-        self.transient = transient
-        self.retry_after_s = retry_after_s
-
-
-@dataclass(frozen=True, slots=True)
-class RawCapture:
-    """One payload exactly as a provider served it, plus where and when it came from."""
-
-    source: str
-    url: str  # never holds a secret: keys travel in headers only
-    fetched_at: datetime  # UTC
-    body: bytes
-    content_type: str = "application/octet-stream"
-
-    @property
-    def capture_id(self) -> str:
-        return hashlib.sha256(self.body).hexdigest()
-
-    def text(self) -> str:
-        return self.body.decode("utf-8", errors="replace")
-
-
-@dataclass(frozen=True, slots=True)
-class HttpSettings:
-    """How sources talk HTTP. One object, built from the environment by gpuprices.settings."""
-
-    timeout_s: float = 30.0
-    max_bytes: int = 256 * 1024 * 1024  # a response larger than this is refused, not buffered
-    # Wall-clock limit for one response: the read timeout alone lets a server that drips a
-    # byte a second hold a source forever. With retries, a source is bounded by
-    # attempts x request_budget_s + backoff.
-    request_budget_s: float = 300.0
-    user_agent: str = "gpuprices/0.1 (+https://github.com/gpuprices/gpuprices)"
-    # Per-source base URL overrides (a proxy, a mirror, or a local test server).
-    base_urls: Mapping[str, str] = field(default_factory=dict)
-    # Secrets by environment variable name (LAMBDA_API_KEY ...); never logged or stored.
-    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
-
-    def base_url(self, source: str, default: str) -> str:
-        return self.base_urls.get(source, default).rstrip("/")
-
-    def secret(self, name: str) -> str | None:
-        value = self.secrets.get(name)
-        return value or None
-
-
-def rows_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """Build a parsed frame from row dicts; missing keys become nulls, extra keys are an error."""
-    frame = pl.DataFrame(rows, schema=PARSED_SCHEMA, orient="row") if rows else empty_parsed()
-    return frame
-
-
-def empty_parsed() -> pl.DataFrame:
-    return pl.DataFrame(schema=PARSED_SCHEMA)
-
-
-def conform(frame: pl.DataFrame) -> pl.DataFrame:
-    """Cast a parser's frame to PARSED_SCHEMA: missing columns become nulls, order is fixed."""
-    missing = [c for c in PARSED_SCHEMA if c not in frame.columns]
-    frame = frame.with_columns(pl.lit(None).alias(c) for c in missing)
-    return frame.select(pl.col(c).cast(t, strict=False) for c, t in PARSED_SCHEMA.items())
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
+__all__ = [
+    "EXAMPLES_DIR",
+    "GLOBAL_REGION",
+    "PARSED_SCHEMA",
+    "FetchError",
+    "HttpSettings",
+    "ParseError",
+    "RawCapture",
+    "Source",
+    "SourceDef",
+    "SourceKind",
+    "SourceSkipped",
+    "conform",
+    "empty_parsed",
+    "now_utc",
+    "rows_frame",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,14 +86,21 @@ class SourceDef:
             with_strategy = getattr(self.parse_fn, "parse_with_strategy", None)
             if with_strategy is not None:
                 frame, strategy = with_strategy(raw)
-                return conform(frame), strategy
-            return conform(self.parse_fn(raw)), "api" if self.kind != "page" else "page"
+            else:
+                frame, strategy = self.parse_fn(raw), "api" if self.kind != "page" else "page"
+            return self._with_provider(conform(frame)), strategy
         except ParseError:
             raise
         except Exception as exc:  # a shape the parser never saw: wrong types, missing keys ...
             detail = str(exc).splitlines()[0][:200] if str(exc) else ""
             raise ParseError(f"{self.name}: unexpected payload shape "
                              f"({type(exc).__name__}: {detail})") from exc
+
+    def _with_provider(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """A direct source speaks for one provider: its parser need not write it on every row."""
+        if self.aggregator or frame.height == 0 or frame["provider"].null_count() == 0:
+            return frame
+        return frame.with_columns(pl.col("provider").fill_null(self.provider))
 
     def example_capture(self, fetched_at: datetime | None = None) -> RawCapture:
         """The bundled snapshot as if just fetched from `url` (offline mode)."""

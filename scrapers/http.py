@@ -56,10 +56,7 @@ def request(
     try:
         with client.stream(method, url, headers=all_headers, params=params, json=json,
                            timeout=settings.timeout_s) as response:
-            if response.status_code >= 400:
-                transient = response.status_code in TRANSIENT_STATUS
-                raise FetchError(source, shown, f"HTTP {response.status_code}",
-                                 transient=transient, retry_after_s=_retry_after(response))
+            raise_for_status(source, shown, response)
             declared = int(response.headers.get("content-length") or 0)
             if declared > settings.max_bytes:
                 raise FetchError(source, shown, f"response of {declared} bytes exceeds the "
@@ -78,18 +75,30 @@ def request(
                                      f"{settings.max_bytes}-byte cap; stopped reading")
                 chunks.append(chunk)
             content_type = response.headers.get("content-type", "application/octet-stream")
-    except httpx.TimeoutException:
-        raise FetchError(source, shown, f"timed out after {settings.timeout_s:g} s",
-                         transient=True) from None
-    except httpx.ConnectError as exc:
-        raise FetchError(source, shown, f"cannot connect ({_short(exc)})", transient=True) from None
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        raise FetchError(source, shown, f"connection broke mid-response ({_short(exc)})",
-                         transient=True) from None
     except httpx.HTTPError as exc:
-        raise FetchError(source, shown, f"HTTP error ({_short(exc)})") from None
+        raise fetch_error(source, shown, exc, settings.timeout_s) from None
     return RawCapture(source=source, url=shown, fetched_at=now_utc(), body=b"".join(chunks),
                       content_type=content_type)
+
+
+def raise_for_status(source: str, url: str, response: httpx.Response) -> None:
+    """A FetchError for an HTTP error status (transient for 408/425/429/5xx, with Retry-After)."""
+    if response.status_code >= 400:
+        raise FetchError(source, url, f"HTTP {response.status_code}",
+                         transient=response.status_code in TRANSIENT_STATUS,
+                         retry_after_s=_retry_after(response))
+
+
+def fetch_error(source: str, url: str, exc: httpx.HTTPError, timeout_s: float) -> FetchError:
+    """The FetchError for an httpx failure: timeouts and broken connections are transient."""
+    if isinstance(exc, httpx.TimeoutException):
+        return FetchError(source, url, f"timed out after {timeout_s:g} s", transient=True)
+    if isinstance(exc, httpx.ConnectError):
+        return FetchError(source, url, f"cannot connect ({_short(exc)})", transient=True)
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return FetchError(source, url, f"connection broke mid-response ({_short(exc)})",
+                          transient=True)
+    return FetchError(source, url, f"HTTP error ({_short(exc)})")
 
 
 def _short(exc: Exception) -> str:

@@ -61,3 +61,9 @@ def get_source(name: str) -> Source:
 def resolve_names(names: list[str]) -> list[str]:
     """Canonical source names for command-line names (aliases allowed); KeyError if unknown."""
     return [get_source(name).name for name in names]
+
+
+def secret_names(sources: dict[str, Source] | None = None) -> tuple[str, ...]:
+    """Every environment variable a source reads a secret from (SourceDef.secret_names)."""
+    chosen = all_sources() if sources is None else sources
+    return tuple(sorted({name for s in chosen.values() for name in s.secret_names}))

@@ -117,6 +117,10 @@ def _days_by_source(frame: pl.DataFrame | None) -> dict[str, set[date]]:
     return days
 
 
+def _utc_day(moment: datetime | None) -> date | None:
+    return moment.astimezone(UTC).date() if moment is not None else None
+
+
 def _insert_run(con: duckdb.DuckDBPyConnection, record: ScrapeRecord) -> None:
     con.execute(
         "INSERT INTO scrape_run (run_id, source, started_at, finished_at, observed_at, status, "
@@ -165,9 +169,10 @@ def append_batch(
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)
         days = _days_by_source(good)
+        run_day = _utc_day(record.observed_at)
         for source in {record.source, *days}:
             after_append(con, source, days.get(source, ()), capture_id=record.capture_id,
-                         written=good)
+                         written=good, run_day=run_day if source == record.source else None)
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

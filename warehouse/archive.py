@@ -11,7 +11,7 @@ import os
 import threading
 from pathlib import Path
 
-from scrapers.base import RawCapture
+from contract import RawCapture
 
 # Level 1: ~3x faster than the default 6 on large JSON (107 vs 290 ms for Azure's 30 MB) for
 # a ~25 % larger file; any level reads back the same way.

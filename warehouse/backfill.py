@@ -1,140 +1,56 @@
-"""Import a directory of SkyPilot catalog snapshots as dated history.
+"""Land dated historical captures of one source (a backfill), oldest first, idempotently.
 
-Layout (as in the shared sample): `<cloud>/<YYYY-MM-DD>_vms.csv` plus an optional
-`MANIFEST.csv` (cloud, snapshot_date, commit, commit_time_utc, ...).
-
-Decisions, and why:
-- Source name `skypilot`, the same as the live catalog source, so history and nightly data are
-  one series: the price-change and point-in-time views see a backfilled price and tonight's
-  price of the same offering as consecutive observations.
-- One capture per snapshot date holding every cloud, in the live fetch's own container format
-  ({"clouds": {"<cloud>": "<vms.csv>"}}), because the warehouse takes a source's current
-  prices from its newest capture. A cloud with no file on that date carries its newest earlier
-  snapshot forward (that file was still the catalog then), so each capture is the whole
-  catalog as it stood that day.
-- Dated at the manifest's `commit_time_utc` (the moment the catalog was read in that state);
-  without a manifest row, at 00:00 UTC of the snapshot date.
+Which captures, and how they are read from files, is the source's business (e.g.
+scrapers/skypilot_history.py); flows.backfill wires the two. Decisions, and why:
+- History lands under the live source's own name, so history and nightly data are one
+  series: the price-change and point-in-time views see a backfilled price and tonight's price
+  of the same offering as consecutive observations.
 - Everything lands through `warehouse.ingest.ingest` (archive, parse, validate, quarantine,
-  guard). The shrink guard compares each snapshot with the previous one of the same import,
+  guard). The shrink guard compares each capture with the previous one of the same import,
   not with the last nightly run (a six-cloud live catalog would make a two-cloud history
-  snapshot look like a broken response). A snapshot identical to an earlier one has the same
+  snapshot look like a broken response). A capture identical to an earlier one has the same
   capture_id, so it is recorded as an 'unchanged' run that re-confirms the stored prices: no
-  price is stored twice. A snapshot already imported (same capture, same date) is skipped, so
+  price is stored twice. A capture already imported (same capture, same date) is skipped, so
   a re-import adds nothing at all.
 """
 
 from __future__ import annotations
 
-import csv
-import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime
 from pathlib import Path
 
 import duckdb
-import orjson
 
-from scrapers.base import RawCapture, Source
+from contract import RawCapture
+from scrapers.base import Source
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
 from warehouse.ingest import ingest
 
-SNAPSHOT_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})_vms\.csv$")
-CATALOG_TREE = "https://github.com/skypilot-org/skypilot-catalog/tree/{commit}/catalogs/v5/"
+__all__ = ["DatedCapture", "SnapshotResult", "already_imported", "backfill_captures"]
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One catalog state: every cloud's vms.csv as it stood on `day`."""
+class DatedCapture:
+    """One historical capture (fetched_at = when the prices held) and what it was made of."""
 
     day: date
-    observed_at: datetime
-    files: dict[str, Path]  # cloud -> file (this day's, or the newest earlier one)
-    commit: str | None
+    raw: RawCapture
+    parts: tuple[str, ...]  # e.g. the clouds in a SkyPilot snapshot
+    note: str
 
 
 @dataclass(frozen=True, slots=True)
 class SnapshotResult:
     day: date
-    clouds: tuple[str, ...]
+    clouds: tuple[str, ...]  # the capture's parts
     capture_id: str
     status: str  # success | unchanged | rejected | failed | already imported
     rows_stored: int
     rows_quarantined: int
     error: str | None
-
-
-def _parse_time(text: str) -> datetime | None:
-    text = text.strip()
-    if not text:
-        return None
-    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def read_manifest(root: Path) -> dict[tuple[str, date], dict[str, str]]:
-    path = root / "MANIFEST.csv"
-    if not path.exists():
-        return {}
-    with path.open(newline="", encoding="utf-8") as handle:
-        return {(row["cloud"].strip(), date.fromisoformat(row["snapshot_date"].strip())): row
-                for row in csv.DictReader(handle)}
-
-
-def snapshot_root(directory: Path) -> Path:
-    """Accept the skypilot folder itself or a history folder that holds `skypilot/`."""
-    nested = directory / "skypilot"
-    return nested if nested.is_dir() and not any(directory.glob("*/*_vms.csv")) else directory
-
-
-def find_snapshots(directory: Path) -> list[Snapshot]:
-    """Every snapshot date in the folder, oldest first, each with the whole catalog of that day."""
-    root = snapshot_root(directory)
-    by_cloud: dict[str, dict[date, Path]] = {}
-    for path in sorted(root.glob("*/*_vms.csv")):
-        match = SNAPSHOT_NAME.match(path.name)
-        if match:
-            cloud = path.parent.name.lower()
-            by_cloud.setdefault(cloud, {})[date.fromisoformat(match.group(1))] = path
-    if not by_cloud:
-        raise FileNotFoundError(f"no <cloud>/<YYYY-MM-DD>_vms.csv files under {root}")
-    manifest = read_manifest(root)
-    days = sorted({d for files in by_cloud.values() for d in files})
-    snapshots = []
-    for day in days:
-        files: dict[str, Path] = {}
-        times: list[datetime] = []
-        commits: set[str] = set()
-        for cloud, dated in sorted(by_cloud.items()):
-            earlier = [d for d in dated if d <= day]
-            if not earlier:
-                continue  # this cloud's history starts later
-            files[cloud] = dated[max(earlier)]
-            row = manifest.get((cloud, day)) if max(earlier) == day else None
-            if row:
-                when = _parse_time(row.get("commit_time_utc", ""))
-                if when:
-                    times.append(when)
-                if row.get("commit"):
-                    commits.add(row["commit"].strip())
-        observed = max(times) if times else datetime.combine(day, time(0), tzinfo=UTC)
-        snapshots.append(Snapshot(day, observed, files,
-                                  commits.pop() if len(commits) == 1 else None))
-    return snapshots
-
-
-def snapshot_capture(snapshot: Snapshot, source: Source) -> RawCapture:
-    """The snapshot as the live source would have captured it that day."""
-    from scrapers.skypilot import CONTAINER_FORMAT
-
-    clouds = {cloud: path.read_text(encoding="utf-8") for cloud, path in snapshot.files.items()}
-    body = orjson.dumps(
-        {"format": CONTAINER_FORMAT, "catalog": "v5", "clouds": clouds, "missing": {}},
-        option=orjson.OPT_SORT_KEYS,
-    )
-    url = CATALOG_TREE.format(commit=snapshot.commit) if snapshot.commit else source.url
-    return RawCapture(source=source.name, url=url, fetched_at=snapshot.observed_at, body=body,
-                      content_type="application/json")
 
 
 def already_imported(con: duckdb.DuckDBPyConnection, source: str, capture_id: str,
@@ -147,33 +63,29 @@ def already_imported(con: duckdb.DuckDBPyConnection, source: str, capture_id: st
     return bool(row and row[0])
 
 
-def backfill_skypilot(con: duckdb.DuckDBPyConnection, directory: Path, *,
-                      archive_root: Path) -> list[SnapshotResult]:
-    """Import every snapshot under `directory`, oldest first. Safe to run again."""
-    from scrapers.skypilot import SOURCE
-
-    register_sources(con, [SourceInfo(SOURCE.name, "*", SOURCE.kind, SOURCE.url, True)])
+def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
+                      captures: Iterable[DatedCapture], *, archive_root: Path,
+                      label: str) -> list[SnapshotResult]:
+    """Land each capture of `source` (oldest first) in its own run. Safe to run again."""
+    register_sources(con, [SourceInfo(source.name, "*" if source.aggregator else source.provider,
+                                      source.kind, source.url, source.aggregator)])
     results = []
-    previous_rows: int | None = None  # the shrink guard compares snapshot with snapshot
-    for snapshot in find_snapshots(directory):
-        raw = snapshot_capture(snapshot, SOURCE)
-        clouds = tuple(snapshot.files)
-        if already_imported(con, SOURCE.name, raw.capture_id, raw.fetched_at):
-            results.append(SnapshotResult(snapshot.day, clouds, raw.capture_id,
+    previous_rows: int | None = None  # the shrink guard compares capture with capture
+    for item in captures:
+        raw = item.raw
+        if already_imported(con, source.name, raw.capture_id, raw.fetched_at):
+            results.append(SnapshotResult(item.day, item.parts, raw.capture_id,
                                           "already imported", 0, 0, None))
             continue
-        # One run per snapshot: scrape_run holds one row per (run, source).
-        run_id = f"backfill-skypilot-{snapshot.day.isoformat()}-{uuid.uuid4().hex[:8]}"
-        start_run(con, run_id, "backfill", offline=True,
-                  note=f"skypilot snapshot {snapshot.day} from {directory.name}")
-        files = ", ".join(f"{c}/{p.name}" for c, p in snapshot.files.items())
-        outcome = ingest(con, SOURCE, raw, run_id=run_id, archive_root=archive_root,
-                         note=f"backfill of snapshot {snapshot.day}: {files}",
-                         previous_rows=previous_rows)
+        # One run per capture: scrape_run holds one row per (run, source).
+        run_id = f"backfill-{source.name}-{item.day.isoformat()}-{uuid.uuid4().hex[:8]}"
+        start_run(con, run_id, "backfill", offline=True, note=f"{label}: {item.day}")
+        outcome = ingest(con, source, raw, run_id=run_id, archive_root=archive_root,
+                         note=item.note, previous_rows=previous_rows)
         if outcome.status == "success":
             previous_rows = outcome.rows_parsed
         finish_run(con, run_id, "completed" if outcome.ok else "failed", note=outcome.error)
-        results.append(SnapshotResult(snapshot.day, clouds, raw.capture_id, outcome.status,
+        results.append(SnapshotResult(item.day, item.parts, raw.capture_id, outcome.status,
                                       outcome.rows_stored, outcome.rows_quarantined,
                                       outcome.error))
     return results

@@ -15,9 +15,21 @@ from pathlib import Path
 
 import duckdb
 
+from contract import STALE_AFTER_H
+
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 VIEWS_SQL = Path(__file__).with_name("views.sql")
 _LOCK_WORDS = ("could not set lock", "conflicting lock", "lock on file")
+# For SQL a user typed (`gpuprices query`): the warehouse file only. No other file is read or
+# written (COPY, read_csv, ATTACH, EXPORT), no extension installed or loaded, and no setting
+# can be changed afterwards (SET, PRAGMA, RESET).
+SANDBOX: dict[str, object] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
 
 
 class WarehouseError(RuntimeError):
@@ -56,15 +68,15 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """Apply pending migrations, each in its own transaction. Returns the versions applied."""
+    """Apply every migration not yet recorded, each in its own transaction; returns them."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
         "applied_at TIMESTAMPTZ NOT NULL, description VARCHAR)"
     )
-    current = schema_version(con)
+    recorded = {row[0] for row in con.execute("SELECT version FROM schema_version").fetchall()}
     applied = []
     for version, path in migrations():
-        if version <= current:
+        if version in recorded:
             continue
         con.execute("BEGIN TRANSACTION")
         try:
@@ -82,13 +94,16 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Recreate the views and macros; stale_after() carries contract.STALE_AFTER_H to SQL."""
+    con.execute(f"CREATE OR REPLACE MACRO stale_after() AS INTERVAL ({int(STALE_AFTER_H)}) HOUR")
     con.execute(VIEWS_SQL.read_text(encoding="utf-8"))
 
 
-def _connect(path: str | Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _connect(path: str | Path, read_only: bool,
+             config: dict[str, object] | None = None) -> duckdb.DuckDBPyConnection:
     target = str(path)
     try:
-        return duckdb.connect(target, read_only=read_only)
+        return duckdb.connect(target, read_only=read_only, config=config or {})
     except duckdb.Error as exc:
         if _is_lock_error(exc):
             raise WarehouseBusy(
@@ -117,29 +132,51 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.2)
-    migrate(con)
+    applied = migrate(con)
     refresh_views(con)
     _sync_catalog(con)
+    if applied and applied != [v for v, _ in migrations()]:  # an existing file was upgraded
+        from warehouse.summaries import rebuild_committed
+
+        rebuild_committed(con)
     return con
 
 
-def connect_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
-    """Open an existing warehouse read-only: any statement that writes is refused by DuckDB."""
+def check_warehouse_file(path: str | Path) -> None:
+    """WarehouseError now, before any work, when `path` exists but is not a DuckDB warehouse
+    (or another process holds it). A missing file is fine: it will be created."""
+    if str(path) != ":memory:" and Path(path).exists():
+        _connect(path, read_only=True).close()
+
+
+def connect_read_only(path: str | Path, *, sandboxed: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open an existing warehouse read-only: any statement that writes is refused by DuckDB.
+
+    `sandboxed` (SQL a user typed): nothing but the warehouse file, no extensions, locked
+    settings. A DuckLake reads its own data files, so there only extensions and settings are
+    locked.
+    """
     if str(path).startswith("ducklake:"):  # a DuckLake published by `gpuprices publish`
         from warehouse.lake import open_lake
 
-        return open_lake(str(path))
+        con = open_lake(str(path))
+        if sandboxed:
+            for name in ("autoinstall_known_extensions", "autoload_known_extensions",
+                         "lock_configuration"):
+                con.execute(f"SET {name} = {str(SANDBOX[name]).lower()}")
+        return con
     if str(path) != ":memory:" and not Path(path).exists():
         raise WarehouseError(
             f"no warehouse at {path}: run `gpuprices refresh` (or `make demo`) first, "
             "or point --warehouse / GPUPRICES_WAREHOUSE at one"
         )
-    con = _connect(path, read_only=True)
+    config = SANDBOX if sandboxed else None
+    con = _connect(path, read_only=True, config=config)
     if schema_version(con) < LATEST_SCHEMA_VERSION:
         con.close()
         # Older file: migrate once with a writable connection, then reopen read-only.
         connect(path).close()
-        con = _connect(path, read_only=True)
+        con = _connect(path, read_only=True, config=config)
     return con
 
 

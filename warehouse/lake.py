@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.connection import VIEWS_SQL
+from warehouse.connection import refresh_views
 
 LAKE_ALIAS = "lake"
 BY_CAPTURE = ("observation", "quarantine")  # large: copied per changed capture
@@ -147,7 +147,7 @@ def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> Pu
                 con.execute(f"INSERT INTO {LAKE_ALIAS}.main.{table} "
                             f"SELECT * FROM wh.main.{table}")
         con.execute(f"USE {LAKE_ALIAS}")
-        con.execute(VIEWS_SQL.read_text(encoding="utf-8"))
+        refresh_views(con)
         con.execute("COMMIT")
         counts = {}
         for table in _tables(con, LAKE_ALIAS):

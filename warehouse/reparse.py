@@ -18,15 +18,16 @@ counts shown per source match the rows now stored.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
 
+from contract import ParseError, RawCapture
 from schemas.observation import batch_rejection, validate_guarded
-from scrapers.base import ParseError, RawCapture, Source
-from scrapers.registry import all_sources, get_source
+from scrapers.base import Source
 from warehouse.append import (
     ScrapeRecord,
     append_batch,
@@ -75,12 +76,11 @@ def _update_original_counts(con: duckdb.DuckDBPyConnection, source: str, capture
     )
 
 
-def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str | None = None,
-            since: date | None = None) -> list[ReparseResult]:
-    """Re-parse the stored captures of `source` (all by default) observed on/after `since`."""
-    sources = all_sources()
-    if source is not None:
-        source = get_source(source).name  # an alias (skypilot) names its source; KeyError if none
+def reparse_captures(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], *,
+                     archive_root: Path, source: str | None = None,
+                     since: date | None = None) -> list[ReparseResult]:
+    """Re-parse the stored captures of `source` (a name in `sources`; all by default) observed
+    on/after `since`, each with its parser from `sources` (the caller's registry)."""
     captures = stored_captures(con, source, since)
     if not captures:
         return []
@@ -101,7 +101,7 @@ def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str |
     return results
 
 
-def _reparse_one(con: duckdb.DuckDBPyConnection, sources: dict[str, Source], run_id: str,
+def _reparse_one(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], run_id: str,
                  name: str, capture_id: str, url: str, observed_at: datetime,
                  content_type: str, archive_rel: str, before: int,
                  archive_root: Path) -> ReparseResult:

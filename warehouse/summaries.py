@@ -1,70 +1,130 @@
-"""Keep the summary tables of migration 004 equal to what the plain queries would say.
+"""Every statement that fills the summary tables (created by migration 004): this module only.
+
+Each summary is a function of observation + scrape_run, kept equal to it here:
+- latest_observation: the rows of each source's current capture (what latest_capture names);
+- daily_price: last price of each offering per (UTC) day it was observed, every source;
+- price_change: each move of an offering's daily price; price_state: its last daily price;
+- daily_cheapest: per observed day, the cheapest of current_price_at(the end of that day)
+  (views.sql: the one definition of the current price), stale sources left out.
 
 Each append calls `after_append` inside its own transaction, so the summaries and the rows
 they summarise commit together. The common case, a new night newer than anything stored for
 the source, touches only that night's rows (a few ms at any history size); a capture that lands
-out of order (a backfill behind newer data, a re-parse) recomputes that source's price changes.
-`rebuild` recomputes every summary from scratch (after a bulk load, or to check them).
+out of order (a backfill behind newer data, a re-parse) recomputes that source's price changes
+and the cheapest of every later day. `rebuild` recomputes everything from scratch (after a
+migration or a bulk load, or to check the incremental path).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
 
 import duckdb
 import polars as pl
 
-FILL_MARKER = "-- fill:"
-MIGRATION = Path(__file__).with_name("migrations") / "004_perf.sql"
-SUMMARY_TABLES = ("latest_observation", "daily_price_summary", "daily_cheapest_summary",
-                  "price_change_event", "price_state")
+__all__ = ["SUMMARY_TABLES", "UTC_DAY", "after_append", "end_of_day", "rebuild",
+           "rebuild_committed", "refresh_latest"]
+
+SUMMARY_TABLES = ("latest_observation", "daily_price", "daily_cheapest", "price_change",
+                  "price_state")
 # The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone (and fast: no ICU).
 UTC_DAY = "DATE '1970-01-01' + CAST(floor(epoch_us({}) / 86400000000) AS INTEGER)"
 _KEY = "source, provider, offering, region, pricing"
 
+# One day's last price per offering, from observation (`{where}` narrows it).
+_DAILY_PRICE = f"""
+    INSERT INTO daily_price
+    SELECT {UTC_DAY.format("observed_at")} AS day, source, provider, offering, region,
+           pricing, gpu_model, gpu_count, arg_max(price_usd_per_hour, observed_at),
+           arg_max(price_usd_per_gpu_hour, observed_at), bool_or(gpu_only)
+    FROM observation
+    {{where}}
+    GROUP BY ALL
+    ORDER BY day, source
+"""
+# The cheapest current offer per model and pricing at the end of day $day (the macro cannot
+# be joined laterally over many days: DuckDB does not flatten its subqueries, so one per day).
+_DAILY_CHEAPEST = """
+    INSERT INTO daily_cheapest
+    SELECT $day, gpu_model, pricing, min(price_usd_per_gpu_hour),
+           arg_min(provider, price_usd_per_gpu_hour),
+           arg_min(offering, price_usd_per_gpu_hour), count(*)
+    FROM current_price_at($end_of_day)
+    WHERE NOT stale AND NOT gpu_only AND gpu_model <> 'unknown'
+    GROUP BY ALL
+"""
+# Moves of each offering's daily price (`{where}` narrows daily_price, e.g. to one source).
+_PRICE_CHANGES = f"""
+    INSERT INTO price_change
+    WITH ordered AS (
+        SELECT *, lag(price_usd_per_hour) OVER w AS old_price, lag(day) OVER w AS old_day
+        FROM daily_price {{where}}
+        WINDOW w AS (PARTITION BY {_KEY} ORDER BY day)
+    )
+    SELECT day, old_day, {_KEY}, gpu_model, gpu_count, old_price, price_usd_per_hour,
+           round(100 * (price_usd_per_hour - old_price) / old_price, 2)
+    FROM ordered
+    WHERE old_price IS NOT NULL AND price_usd_per_hour <> old_price
+    ORDER BY day
+"""
+_PRICE_STATE = f"""
+    INSERT INTO price_state
+    SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
+    FROM daily_price {{where}}
+    QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY day DESC, gpu_model, gpu_count) = 1
+"""
+
 
 def rebuild(con: duckdb.DuckDBPyConnection) -> None:
     """Recompute every summary table from observation + scrape_run (the caller commits)."""
-    text = MIGRATION.read_text(encoding="utf-8")
-    fill = text[text.index(FILL_MARKER):].split("\n", 1)[1]
     for table in SUMMARY_TABLES:
         con.execute(f"DELETE FROM {table}")
-    con.execute(fill)
+    con.execute(_DAILY_PRICE.format(where=""))
+    con.execute(_PRICE_CHANGES.format(where=""))
+    con.execute(_PRICE_STATE.format(where=""))
+    con.execute("""
+        INSERT INTO latest_observation
+        SELECT o.* FROM observation o
+        JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
+                             AND o.observed_at = c.observed_at""")
+    # after latest_observation: current_price_at reads the current captures from it
+    _refresh_daily_cheapest(con, None)
 
 
-def _refresh_day(con: duckdb.DuckDBPyConnection, source: str, day: date) -> None:
-    """daily_price_summary for (source, day), then daily_cheapest_summary for the day."""
+def rebuild_committed(con: duckdb.DuckDBPyConnection) -> None:
+    """`rebuild` in its own transaction (after a migration)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        rebuild(con)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _refresh_daily_price(con: duckdb.DuckDBPyConnection, source: str, day: date) -> None:
     start = datetime.combine(day, time(), UTC)
-    con.execute("DELETE FROM daily_price_summary WHERE source = $s AND day = $d",
-                {"s": source, "d": day})
+    con.execute("DELETE FROM daily_price WHERE source = $s AND day = $d", {"s": source, "d": day})
     # A range on observed_at (not a function of it) lets DuckDB skip all other row groups.
-    con.execute(
-        f"""
-        INSERT INTO daily_price_summary
-        SELECT {UTC_DAY.format("observed_at")} AS day, source, provider, offering, region,
-               pricing, gpu_model, gpu_count, arg_max(price_usd_per_hour, observed_at),
-               arg_max(price_usd_per_gpu_hour, observed_at), bool_or(gpu_only)
-        FROM observation
-        WHERE source = $s AND observed_at >= $start AND observed_at < $end
-        GROUP BY ALL
-        """,
-        {"s": source, "start": start, "end": start + timedelta(days=1)},
-    )
-    con.execute("DELETE FROM daily_cheapest_summary WHERE day = $d", {"d": day})
-    con.execute(
-        """
-        INSERT INTO daily_cheapest_summary
-        SELECT day, gpu_model, pricing, min(price_usd_per_gpu_hour),
-               arg_min(provider, price_usd_per_gpu_hour),
-               arg_min(offering, price_usd_per_gpu_hour), count(*)
-        FROM daily_price_summary
-        WHERE day = $d AND NOT gpu_only AND gpu_model <> 'unknown'
-        GROUP BY ALL
-        """,
-        {"d": day},
-    )
+    con.execute(_DAILY_PRICE.format(
+        where="WHERE source = $s AND observed_at >= $start AND observed_at < $end"),
+        {"s": source, "start": start, "end": start + timedelta(days=1)})
+
+
+def end_of_day(day: date) -> datetime:
+    """The last microsecond of a UTC day: the moment a day's current prices are taken at."""
+    return datetime.combine(day + timedelta(days=1), time(), UTC) - timedelta(microseconds=1)
+
+
+def _refresh_daily_cheapest(con: duckdb.DuckDBPyConnection, since: date | None) -> None:
+    """daily_cheapest of every observed day from `since` on (one day for a new night)."""
+    since = since or date.min
+    con.execute("DELETE FROM daily_cheapest WHERE day >= $d", {"d": since})
+    days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day >= $d ORDER BY day",
+                       {"d": since}).fetchall()
+    for (day,) in days:
+        con.execute(_DAILY_CHEAPEST, {"day": day, "end_of_day": end_of_day(day)})
 
 
 def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date) -> None:
@@ -72,12 +132,12 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date)
     params = {"s": source, "d": day}
     con.execute(
         f"""
-        INSERT INTO price_change_event
+        INSERT INTO price_change
         SELECT t.day, p.last_day, t.source, t.provider, t.offering, t.region, t.pricing,
                t.gpu_model, t.gpu_count, p.price_usd_per_hour, t.price_usd_per_hour,
                round(100 * (t.price_usd_per_hour - p.price_usd_per_hour)
                      / p.price_usd_per_hour, 2)
-        FROM daily_price_summary t JOIN price_state p USING ({_KEY})
+        FROM daily_price t JOIN price_state p USING ({_KEY})
         WHERE t.source = $s AND t.day = $d AND p.source = $s
           AND t.price_usd_per_hour <> p.price_usd_per_hour
         """,
@@ -87,7 +147,7 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date)
         f"""
         INSERT INTO price_state
         SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
-        FROM daily_price_summary WHERE source = $s AND day = $d
+        FROM daily_price WHERE source = $s AND day = $d
         QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY gpu_model, gpu_count) = 1
         ON CONFLICT DO UPDATE SET last_day = excluded.last_day,
             gpu_model = excluded.gpu_model, gpu_count = excluded.gpu_count,
@@ -100,33 +160,10 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date)
 def _recompute_changes(con: duckdb.DuckDBPyConnection, source: str) -> None:
     """Out-of-order landing: recompute one source's price changes and last prices."""
     params = {"s": source}
-    con.execute("DELETE FROM price_change_event WHERE source = $s", params)
-    con.execute(
-        f"""
-        INSERT INTO price_change_event
-        WITH ordered AS (
-            SELECT *, lag(price_usd_per_hour) OVER w AS old_price, lag(day) OVER w AS old_day
-            FROM daily_price_summary WHERE source = $s
-            WINDOW w AS (PARTITION BY {_KEY} ORDER BY day)
-        )
-        SELECT day, old_day, {_KEY}, gpu_model, gpu_count, old_price, price_usd_per_hour,
-               round(100 * (price_usd_per_hour - old_price) / old_price, 2)
-        FROM ordered
-        WHERE old_price IS NOT NULL AND price_usd_per_hour <> old_price
-        """,
-        params,
-    )
+    con.execute("DELETE FROM price_change WHERE source = $s", params)
+    con.execute(_PRICE_CHANGES.format(where="WHERE source = $s"), params)
     con.execute("DELETE FROM price_state WHERE source = $s", params)
-    con.execute(
-        f"""
-        INSERT INTO price_state
-        SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
-        FROM daily_price_summary WHERE source = $s
-        QUALIFY row_number() OVER (PARTITION BY {_KEY}
-                                   ORDER BY day DESC, gpu_model, gpu_count) = 1
-        """,
-        params,
-    )
+    con.execute(_PRICE_STATE.format(where="WHERE source = $s"), params)
 
 
 def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool = False,
@@ -168,13 +205,15 @@ def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool =
 
 
 def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[date], *,
-                 capture_id: str | None = None, written: pl.DataFrame | None = None) -> None:
+                 capture_id: str | None = None, written: pl.DataFrame | None = None,
+                 run_day: date | None = None) -> None:
     """Bring the summaries up to date after `source` wrote (or removed) rows on `days`.
 
     Call inside the append's transaction, after its observation and scrape_run rows.
     `capture_id`: the capture whose observations were written (its latest rows are re-read
     even if it was already the current capture, e.g. after a re-parse); `written`: every
-    observation of that capture, when the caller has them at hand.
+    observation of that capture, when the caller has them at hand; `run_day`: the day of the
+    run's observation time (an 'unchanged' run changes which capture is current from then on).
     """
     days = sorted(set(days))
     if days:
@@ -183,7 +222,7 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
         last_day = row[0] if row else None
         in_order = len(days) == 1 and (last_day is None or days[0] > last_day)
         for day in days:
-            _refresh_day(con, source, day)
+            _refresh_daily_price(con, source, day)
         if in_order:
             _changes_for_new_day(con, source, days[0])
         else:
@@ -193,3 +232,6 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
     wrote_current = bool(days) and current is not None and current[0] == capture_id
     refresh_latest(con, source, force=wrote_current, written=written,
                    current=(current[0], current[1]) if current else (None, None))
+    changed_from = min([*days, *([run_day] if run_day else [])], default=None)
+    if changed_from is not None:
+        _refresh_daily_cheapest(con, changed_from)

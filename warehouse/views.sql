@@ -33,7 +33,8 @@ SELECT p.source, p.capture_id,
 FROM pick p LEFT JOIN seen s ON s.source = p.source AND s.capture_id = p.capture_id
 GROUP BY p.source, p.capture_id;
 
--- Per source: last run, last success, rows, and whether its prices are stale (no success in 48 h).
+-- Per source: last run, last success, rows, and whether its prices are stale (no success
+-- within stale_after()).
 CREATE OR REPLACE VIEW source_status AS
 WITH last_run AS (
     SELECT source, arg_max(status, finished_at) AS last_status,
@@ -48,10 +49,52 @@ SELECT src.source, src.provider, src.kind, src.url, src.aggregator,
        r.last_run_at, r.last_status, r.last_error, c.last_success_at, c.observed_at AS prices_as_of,
        coalesce(c.latest_rows, 0) AS latest_rows, r.rows_last_run, r.quarantined_last_run,
        r.unknown_gpus,
-       (c.last_success_at IS NULL OR c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+       (c.last_success_at IS NULL OR c.last_success_at < now() - stale_after()) AS stale
 FROM source src
 LEFT JOIN last_run r USING (source)
 LEFT JOIN latest_capture c USING (source);
+
+-- THE definition of "the current price". Everything that asks what a price was (or is) reads
+-- it through these three macros: latest_price, latest_price_all_sources, the daily_cheapest
+-- summary (warehouse/summaries.py), reports.queries.current_prices_at and the report's chart.
+-- stale_after() (the staleness limit) is created from contract.STALE_AFTER_H by
+-- warehouse.connection.refresh_views just before this file runs.
+
+-- Per source, the capture its prices came from at `as_of`: the one its last success/unchanged
+-- run at or before `as_of` saw; `last_success_at` = that source's last success by then.
+CREATE OR REPLACE MACRO capture_at(as_of) AS TABLE
+SELECT s.source, arg_max(s.capture_id, s.observed_at) AS capture_id,
+       arg_max(c.stored_observed_at, s.observed_at) AS observed_at,
+       max(s.finished_at) AS last_success_at
+FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
+WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
+GROUP BY s.source;
+
+-- Every source's observations in effect at `as_of` (aggregators included, no precedence),
+-- with the source's kind and whether it was stale then. A capture that is still a source's
+-- current one is read from latest_observation (~15k rows, kept by warehouse/summaries.py);
+-- only older captures are looked up in observation.
+CREATE OR REPLACE MACRO observations_at(as_of) AS TABLE
+WITH cap AS (
+    SELECT * FROM capture_at(as_of)
+), held AS (
+    SELECT DISTINCT source, capture_id, observed_at FROM latest_observation
+), recent AS (
+    SELECT cap.* FROM cap SEMI JOIN held USING (source, capture_id, observed_at)
+), older AS (
+    SELECT cap.* FROM cap ANTI JOIN held USING (source, capture_id, observed_at)
+), picked AS (
+    SELECT o.*, r.last_success_at FROM latest_observation o
+    JOIN recent r ON o.source = r.source AND o.capture_id = r.capture_id
+                 AND o.observed_at = r.observed_at
+    UNION ALL
+    SELECT o.*, r.last_success_at FROM observation o
+    JOIN older r ON o.source = r.source AND o.capture_id = r.capture_id
+                AND o.observed_at = r.observed_at
+)
+SELECT p.* EXCLUDE (last_success_at), src.aggregator, src.kind AS source_kind,
+       p.last_success_at, (p.last_success_at < as_of - stale_after()) AS stale
+FROM picked p JOIN source src ON src.source = p.source;
 
 -- Which source speaks for a provider when several have its price: its own API, then its own
 -- page, then catalogs; aggregators (skypilot, opencomputeprices, ec2instances) come last.
@@ -59,39 +102,29 @@ CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
     (CASE WHEN aggregator THEN 10 ELSE 0 END)
     + (CASE kind WHEN 'api' THEN 0 WHEN 'page' THEN 1 WHEN 'catalog' THEN 2 ELSE 3 END);
 
--- Current price of every offering, one source per provider x GPU model x pricing (the best by
--- source_rank). Aggregator rows fill in only for providers that have no direct source at all.
--- latest_observation holds exactly the observations of each source's latest_capture (kept by
--- warehouse/summaries.py with every append), so this reads ~15k rows, not ten years.
--- reports.queries.prices_at applies the same rule at any past time.
-CREATE OR REPLACE VIEW latest_price AS
-WITH current AS (
-    SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at
-    FROM latest_observation o
-    JOIN latest_capture c
-      ON o.source = c.source AND o.capture_id = c.capture_id AND o.observed_at = c.observed_at
-    JOIN source src ON src.source = o.source
+-- The current price of every offering at `as_of`: one source per provider x GPU model x
+-- pricing (the best by source_rank); aggregator rows fill in only for providers that have no
+-- direct source at all.
+CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
+WITH seen AS (
+    SELECT * FROM observations_at(as_of)
 ), direct_providers AS (
-    SELECT DISTINCT provider FROM current WHERE NOT aggregator
+    SELECT DISTINCT provider FROM seen WHERE NOT aggregator
 ), kept AS (
-    SELECT * FROM current
+    SELECT * FROM seen
     WHERE NOT aggregator OR provider NOT IN (SELECT provider FROM direct_providers)
 ), best AS (
     SELECT provider, gpu_model, pricing,
            first(source ORDER BY source_rank(aggregator, source_kind), source) AS source
     FROM kept GROUP BY provider, gpu_model, pricing
 )
-SELECT k.*, (k.last_success_at < now() - INTERVAL 48 HOUR) AS stale
-FROM kept k SEMI JOIN best b USING (provider, gpu_model, pricing, source);
+SELECT k.* FROM kept k SEMI JOIN best b USING (provider, gpu_model, pricing, source);
+
+-- The current price of every offering now, with `stale`.
+CREATE OR REPLACE VIEW latest_price AS SELECT * FROM current_price_at(now());
 
 -- Latest prices of every source, aggregators included (for cross-checks).
-CREATE OR REPLACE VIEW latest_price_all_sources AS
-SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at,
-       (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
-FROM latest_observation o
-JOIN latest_capture c
-  ON o.source = c.source AND o.capture_id = c.capture_id AND o.observed_at = c.observed_at
-JOIN source src ON src.source = o.source;
+CREATE OR REPLACE VIEW latest_price_all_sources AS SELECT * FROM observations_at(now());
 
 -- Where a direct source and an aggregator disagree by more than 10 % on a provider's GPU price.
 CREATE OR REPLACE VIEW source_disagreement AS
@@ -107,42 +140,9 @@ FROM cheapest d JOIN cheapest a
   ON a.provider = d.provider AND a.gpu_model = d.gpu_model AND a.pricing = d.pricing
 WHERE NOT d.aggregator AND a.aggregator AND abs(a.price - d.price) > 0.10 * d.price;
 
--- Last price of each offering on each (UTC) day it was observed. The summary tables below are
--- maintained by warehouse/summaries.py in the append's transaction (migration 004 says how
--- each is computed from observation); rows are in day order, so a date range skips the rest.
-CREATE OR REPLACE VIEW daily_price AS
-SELECT day, source, provider, offering, region, pricing, gpu_model, gpu_count,
-       price_usd_per_hour, price_usd_per_gpu_hour, gpu_only
-FROM daily_price_summary;
-
--- Each time an offering's price moved: old -> new, with the dates (consecutive observed days).
-CREATE OR REPLACE VIEW price_change AS
-SELECT changed_on, previous_day, source, provider, offering, region, pricing, gpu_model,
-       gpu_count, old_price_usd_per_hour, new_price_usd_per_hour, pct_change
-FROM price_change_event;
-
--- Cheapest whole-offering $/GPU-hour per GPU model, pricing and day (GPU-only SKUs left out).
-CREATE OR REPLACE VIEW daily_cheapest AS
-SELECT day, gpu_model, pricing, min_usd_per_gpu_hour, provider, offering, offers
-FROM daily_cheapest_summary;
-
 -- Provider GPU names the catalog could not place, in current data.
 CREATE OR REPLACE VIEW unknown_gpu AS
 SELECT source, provider, gpu_name, count(*) AS rows
 FROM latest_price_all_sources
 WHERE gpu_model = 'unknown'
 GROUP BY ALL;
-
--- Point in time: every source's prices as they stood at timestamp `as_of`.
-CREATE OR REPLACE MACRO price_at(as_of) AS TABLE
-WITH cap AS (
-    SELECT source, arg_max(capture_id, observed_at) AS capture_id,
-           arg_max(stored_observed_at, observed_at) AS stored_observed_at
-    FROM (SELECT s.source, s.capture_id, s.observed_at, c.stored_observed_at
-          FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
-          WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of) seen
-    GROUP BY source
-)
-SELECT o.* FROM observation o
-JOIN cap ON o.source = cap.source AND o.capture_id = cap.capture_id
-        AND o.observed_at = cap.stored_observed_at;

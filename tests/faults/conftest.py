@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuprices.settings import SECRET_NAMES, Settings
+from contract.settings import Settings
 from scrapers.base import HttpSettings
-from scrapers.registry import all_sources
+from scrapers.registry import all_sources, secret_names
 from tests.faults.server import FAULTS, FaultServer, running
 
 SEED_AGE = timedelta(hours=72)  # older than the 48 h stale threshold
@@ -22,8 +22,7 @@ SEED_RUN_ID = "seed-night"
 
 
 def dummy_secrets(token: str = "dummy-key-0000") -> dict[str, str]:
-    names = set(SECRET_NAMES) | {n for s in all_sources().values() for n in s.secret_names}
-    return {name: f"{token}-{name.lower()}" for name in sorted(names)}
+    return {name: f"{token}-{name.lower()}" for name in secret_names()}
 
 
 def fault_settings(server: FaultServer, warehouse: Path, *, secrets: dict[str, str] | None = None,

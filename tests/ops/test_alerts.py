@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.backfill import backfill_skypilot
 from reports.alerts import (
     AlertConfig,
     AlertConfigError,
@@ -18,7 +19,6 @@ from reports.alerts import (
 )
 from tests.ops.receiver import http_receiver
 from tests.ops.snapshots import lambda_csv, moving_history, runpod_csv, write_snapshot
-from warehouse.backfill import backfill_skypilot
 from warehouse.connection import open_warehouse
 
 MARCH_2 = datetime(2024, 3, 2, 12, tzinfo=UTC)

@@ -8,9 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from flows.backfill import backfill_skypilot
+from scrapers.skypilot_history import find_snapshots
 from tests.conftest import shared_file
 from tests.ops.snapshots import lambda_csv, moving_history, runpod_csv, write_snapshot
-from warehouse.backfill import backfill_skypilot, find_snapshots
 from warehouse.connection import open_warehouse
 
 
@@ -59,7 +60,7 @@ def test_price_moves_are_dated_and_shown_by_price_change(tmp_path: Path,
                           ("runpod", "1x_RTX4090_SECURE", 0.74)]
         # Point in time: the H100 price as it stood mid-January.
         jan = con.execute(
-            "SELECT DISTINCT price_usd_per_hour FROM price_at(TIMESTAMPTZ "
+            "SELECT DISTINCT price_usd_per_hour FROM observations_at(TIMESTAMPTZ "
             "'2024-01-15 00:00:00+00') WHERE offering = 'gpu_1x_h100_pcie'").fetchall()
         assert jan == [(2.49,)]
         before = counts(con)
@@ -110,7 +111,7 @@ def test_shared_history_sample(tmp_path: Path, warehouse_path: Path) -> None:
         assert con.execute("SELECT count(*) FROM price_change").fetchone() == (0,)
         h100 = con.execute(
             "SELECT min(price_usd_per_gpu_hour) FROM "
-            "price_at(TIMESTAMPTZ '2024-04-30 00:00:00+00') "
+            "observations_at(TIMESTAMPTZ '2024-04-30 00:00:00+00') "
             "WHERE offering = 'gpu_1x_h100_pcie'").fetchone()
         assert h100 == (2.49,)
         before = counts(con)
@@ -137,6 +138,7 @@ def test_history_behind_newer_live_data(tmp_path: Path, warehouse_path: Path) ->
         assert [(r.status, r.rows_stored) for r in results] == [("success", 4)]
         assert con.execute("SELECT capture_id FROM latest_capture WHERE source = 'skypilot-catalog'"
                            ).fetchone() == (live.capture_id,)
-        old = con.execute("SELECT count(*) FROM price_at(TIMESTAMPTZ '2024-03-01 00:00:00+00')"
+        old = con.execute("SELECT count(*) FROM "
+                          "observations_at(TIMESTAMPTZ '2024-03-01 00:00:00+00')"
                           ).fetchone()
         assert old == (4,)

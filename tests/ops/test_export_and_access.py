@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from flows.backfill import backfill_skypilot
 from gpuprices.cli import app
 from tests.ops.snapshots import moving_history
-from warehouse.backfill import backfill_skypilot
 from warehouse.connection import WarehouseBusy, connect_read_only, open_warehouse
 from warehouse.export import export
 

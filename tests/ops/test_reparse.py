@@ -8,12 +8,12 @@ from pathlib import Path
 
 import polars as pl
 
+from flows.reparse import reparse
 from schemas.observation import to_observations, validate
 from scrapers.base import RawCapture
 from scrapers.registry import get_source
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ingest
-from warehouse.reparse import reparse
 
 OBSERVED = datetime(2025, 6, 12, 8, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from reports.changes import model_moves, offering_diff
 from reports.comparison import cheapest_cells, comparison_section
 from reports.fit import fit_matrix, fitting_offers, parse_params, vram_needed_gb
 from reports.plans import effective_plans, plans_section
-from reports.queries import prices_at, reference_table, source_freshness
+from reports.queries import current_prices_at, reference_table, source_freshness
 from reports.rankings import cheapest_offers, top_per_tier
 from reports.rent_vs_buy import break_even
 from reports.scenarios import Scenario, evaluate, load_scenarios
@@ -25,7 +25,7 @@ def rows(frame: pl.DataFrame, *columns: str) -> list[tuple[object, ...]]:
 
 @pytest.fixture
 def prices(market: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return prices_at(market, NOW)
+    return current_prices_at(market, NOW)
 
 
 def test_prices_prefer_direct_sources_and_flag_stale(prices: pl.DataFrame) -> None:
@@ -75,7 +75,7 @@ def test_rankings_keep_every_offer_tied_with_the_last_place(build: Builder) -> N
     build.source("m", "m")
     build.capture("m", NOW, [offer("m", f"o{i}", "L4", p) for i, p in
                              enumerate([0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 1.0])])
-    top = top_per_tier(prices_at(build.con, NOW))
+    top = top_per_tier(current_prices_at(build.con, NOW))
     assert rows(top, "rank", "offering") == [
         (1, "o0"), (2, "o1"), (3, "o2"), (4, "o3"), (5, "o4"), (5, "o5")]
 
@@ -90,7 +90,7 @@ def test_cheapest_offers_filters(prices: pl.DataFrame) -> None:
 
 
 def test_week_over_week_moves_and_offerings(market: duckdb.DuckDBPyConnection) -> None:
-    old, new = prices_at(market, NOW - timedelta(days=7)), prices_at(market, NOW)
+    old, new = current_prices_at(market, NOW - timedelta(days=7)), current_prices_at(market, NOW)
     assert rows(model_moves(old, new), "gpu_model", "old_usd", "new_usd", "pct_change") == [
         ("RTX 4090", 0.50, 0.40, -20.0), ("A100 40GB", 0.80, 0.90, 12.5)]
     appeared, vanished = offering_diff(old, new)

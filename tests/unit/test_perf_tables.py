@@ -1,4 +1,4 @@
-"""The summary tables (migration 004) give the same answers as the plain queries over observation.
+"""The summary tables (filled by warehouse/summaries.py) equal the plain queries over observation.
 
 Each scenario lands captures through the real append path (append_batch,
 replace_capture_observations) and then compares every summary-backed view with the query it
@@ -51,12 +51,6 @@ PLAIN = {
         FROM ordered
         WHERE old_price_usd_per_hour IS NOT NULL
           AND price_usd_per_hour <> old_price_usd_per_hour""",
-    "daily_cheapest": f"""
-        SELECT day, gpu_model, pricing, min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
-               arg_min(provider, price_usd_per_gpu_hour) AS provider,
-               arg_min(offering, price_usd_per_gpu_hour) AS offering, count(*) AS offers
-        FROM ({PLAIN_DAILY_PRICE}) WHERE NOT gpu_only AND gpu_model <> 'unknown'
-        GROUP BY ALL""",
     "latest_price_all_sources": """
         SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at,
                (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
@@ -87,8 +81,23 @@ def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort(frame.columns, nulls_last=True)
 
 
+def plain_daily_cheapest(con: duckdb.DuckDBPyConnection) -> str:
+    """Issue 11: the cheapest of the current prices (current_price_at: precedence, staleness)
+    at the end of each observed day, not of every source's rows that day."""
+    days = con.execute(f"SELECT DISTINCT day FROM ({PLAIN_DAILY_PRICE})").fetchall()
+    parts = [f"""
+        SELECT DATE '{day}' AS day, gpu_model, pricing,
+               min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
+               arg_min(provider, price_usd_per_gpu_hour) AS provider,
+               arg_min(offering, price_usd_per_gpu_hour) AS offering, count(*) AS offers
+        FROM current_price_at(TIMESTAMPTZ '{day} 23:59:59.999999+00')
+        WHERE NOT stale AND NOT gpu_only AND gpu_model <> 'unknown'
+        GROUP BY ALL""" for (day,) in days]
+    return " UNION ALL ".join(parts) or "SELECT * FROM daily_cheapest LIMIT 0"
+
+
 def assert_views_match_plain(con: duckdb.DuckDBPyConnection) -> None:
-    for view, plain in PLAIN.items():
+    for view, plain in {**PLAIN, "daily_cheapest": plain_daily_cheapest(con)}.items():
         ours = con.execute(f"SELECT * FROM {view}").pl()
         expected = con.execute(plain).pl().select(ours.columns)
         assert _sorted(ours).equals(_sorted(expected)), view
@@ -222,9 +231,9 @@ def test_migration_fills_summaries_of_an_existing_warehouse(tmp_path: Path) -> N
         land(con, "alpha", batch("alpha", "alpha", at, f"{night:064d}", rng), at,
              f"{night:064d}")
     expected = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
-    con.execute("DROP TABLE latest_observation; DROP TABLE daily_price_summary; "
-                "DROP TABLE daily_cheapest_summary; DROP TABLE price_change_event; "
-                "DROP TABLE price_state; DELETE FROM schema_version WHERE version = 4")
+    con.execute("DROP TABLE latest_observation; DROP TABLE daily_price; "
+                "DROP TABLE daily_cheapest; DROP TABLE price_change; "
+                "DROP TABLE price_state; DELETE FROM schema_version WHERE version >= 4")
     con.close()
     con = connect(tmp_path / "w.duckdb")  # applies 004 again, filling from observation
     for table, frame in expected.items():

@@ -19,10 +19,9 @@ from warehouse.connection import LATEST_SCHEMA_VERSION, connect, connect_read_on
 from warehouse.ingest import ScrapeOutcome, ingest
 
 TABLES = {"source", "refresh_run", "raw_capture", "scrape_run", "observation", "quarantine",
-          "gpu_catalog", "schema_version"}
+          "gpu_catalog", "schema_version", "daily_price", "price_change", "daily_cheapest"}
 VIEWS = {"capture_seen", "latest_capture", "source_status", "latest_price",
-         "latest_price_all_sources", "source_disagreement", "daily_price", "price_change",
-         "daily_cheapest", "unknown_gpu"}
+         "latest_price_all_sources", "source_disagreement", "unknown_gpu"}
 
 
 def parse_rows(raw: RawCapture) -> Any:
@@ -171,7 +170,7 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
 
     def price_at(ts: str) -> dict[str, float]:
         return dict(con.execute(
-            "SELECT offering, price_usd_per_hour FROM price_at(TIMESTAMPTZ '" + ts + "') "
+            "SELECT offering, price_usd_per_hour FROM observations_at(TIMESTAMPTZ '" + ts + "') "
             "WHERE source = 'acme' AND NOT gpu_only").fetchall())
 
     assert price_at("2025-06-10 12:00:00+00") == {"h100": 2.5, "t4": 0.5}

@@ -1,0 +1,153 @@
+"""The contract between the layers: the few types and constants every layer may import.
+
+This package imports nothing of the project, so the layers above it point one way:
+contract <- schemas <- scrapers <- warehouse <- reports <- flows <- gpuprices (the CLI).
+A parser returns a frame of PARSED_SCHEMA from a RawCapture; fetch errors and parse errors
+are the two ways a source fails; HttpSettings is how sources talk HTTP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import polars as pl
+
+__all__ = [
+    "GLOBAL_REGION",
+    "PARSED_SCHEMA",
+    "STALE_AFTER_H",
+    "FetchError",
+    "HttpSettings",
+    "ParseError",
+    "RawCapture",
+    "SourceKind",
+    "SourceSkipped",
+    "conform",
+    "empty_parsed",
+    "now_utc",
+    "rows_frame",
+]
+
+SourceKind = Literal["api", "page", "catalog", "static"]
+
+# A source's prices are stale when its last successful refresh is older than this. The SQL
+# gets it as the macro stale_after() (warehouse.connection.refresh_views); reports print it.
+STALE_AFTER_H = 48
+
+# The columns a parser returns, in order. Provenance (observed_at, run_id, capture_id, source,
+# source_url) and the canonical gpu_model are added downstream, by schemas.observation.
+# `provider` may be left null by a source that speaks for one provider: it is filled from the
+# source's definition (scrapers.base.SourceDef.provider).
+PARSED_SCHEMA: dict[str, pl.DataType] = {
+    "provider": pl.String(),
+    "offering": pl.String(),  # the provider's own instance / flavor / SKU name
+    "gpu_name": pl.String(),  # the GPU as the provider wrote it
+    "gpu_count": pl.Float64(),  # fractional for GPU slices
+    "gpu_memory_gb": pl.Float64(),  # per GPU
+    "vcpus": pl.Float64(),
+    "ram_gb": pl.Float64(),
+    "region": pl.String(),
+    "pricing": pl.String(),
+    "price_usd_per_hour": pl.Float64(),  # the whole offering
+    "billing_increment_s": pl.Int64(),
+    "available": pl.Boolean(),
+    "gpu_only": pl.Boolean(),  # price covers the GPUs but not the host VM (GCP GPU SKUs)
+    "monthly_fee_usd": pl.Float64(),  # a fixed fee billed on top of the hourly price, if any
+}
+
+GLOBAL_REGION = "global"  # for prices that are the same everywhere or name no region
+
+
+class ParseError(ValueError):
+    """The payload is not in the shape this parser knows (layout changed, wrong content)."""
+
+
+class SourceSkipped(RuntimeError):
+    """The source cannot run in this configuration (e.g. its API key is not set); not a failure."""
+
+
+class FetchError(RuntimeError):
+    """A fetch failed. `transient` errors (timeouts, 5xx, 429) are worth a retry."""
+
+    def __init__(self, source: str, url: str, reason: str, *, transient: bool = False,
+                 retry_after_s: float | None = None) -> None:
+        super().__init__(f"{source}: {url}: {reason}")
+        self.source = source
+        self.url = url
+        self.reason = reason
+        self.transient = transient
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True, slots=True)
+class RawCapture:
+    """One payload exactly as a provider served it, plus where and when it came from.
+
+    `capture_id` (sha256 of the body) is computed once, when the capture is made.
+    """
+
+    source: str
+    url: str  # never holds a secret: keys travel in headers only
+    fetched_at: datetime  # UTC
+    body: bytes
+    content_type: str = "application/octet-stream"
+    capture_id: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "capture_id", hashlib.sha256(self.body).hexdigest())
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """How sources talk HTTP. One object, built from the environment by the settings module."""
+
+    timeout_s: float = 30.0
+    max_bytes: int = 256 * 1024 * 1024  # a response larger than this is refused, not buffered
+    # Wall-clock limit for one response: the read timeout alone lets a server that drips a
+    # byte a second hold a source forever. With retries, a source is bounded by
+    # attempts x request_budget_s + backoff.
+    request_budget_s: float = 300.0
+    user_agent: str = "gpuprices/0.1 (+https://github.com/gpuprices/gpuprices)"
+    # Per-source base URL overrides (a proxy, a mirror, or a local test server).
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+    # Secrets by environment variable name (LAMBDA_API_KEY ...); never logged or stored.
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def base_url(self, source: str, default: str) -> str:
+        return self.base_urls.get(source, default).rstrip("/")
+
+    def secret(self, name: str) -> str | None:
+        value = self.secrets.get(name)
+        return value or None
+
+
+def rows_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Build a parsed frame from row dicts; missing keys become nulls, extra keys are an error."""
+    return pl.DataFrame(rows, schema=PARSED_SCHEMA, orient="row") if rows else empty_parsed()
+
+
+def empty_parsed() -> pl.DataFrame:
+    return pl.DataFrame(schema=PARSED_SCHEMA)
+
+
+def conform(frame: pl.DataFrame) -> pl.DataFrame:
+    """Cast a parser's frame to PARSED_SCHEMA: missing columns become nulls, order is fixed.
+
+    A frame already in that shape is returned as it is (conform runs once per frame).
+    """
+    if list(frame.schema.items()) == list(PARSED_SCHEMA.items()):
+        return frame
+    missing = [c for c in PARSED_SCHEMA if c not in frame.columns]
+    frame = frame.with_columns(pl.lit(None).alias(c) for c in missing)
+    return frame.select(pl.col(c).cast(t, strict=False) for c, t in PARSED_SCHEMA.items())
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

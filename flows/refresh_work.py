@@ -1,0 +1,221 @@
+"""The refresh's work as plain functions: every source concurrently, fetch -> ingest.
+
+Wiring only: fetching is scrapers', landing is warehouse.ingest's. A source that fails is
+recorded; it never stops the others. No Prefect here: the `refresh` flow (flows/refresh.py)
+runs the same functions as Prefect tasks; the CLI calls `refresh_now` directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+
+from contract import FetchError, ParseError, SourceSkipped
+from contract.settings import Settings, load_settings
+from reports.alerts import run_after_refresh
+from scrapers.base import Source
+from scrapers.http import with_retries
+from scrapers.registry import all_sources, resolve_names, secret_names
+from warehouse.append import (
+    SourceInfo,
+    capture_stored,
+    finish_run,
+    register_sources,
+    start_run,
+)
+from warehouse.connection import open_warehouse
+from warehouse.ingest import ScrapeOutcome, land, prepare, record_fetch_failure
+from warehouse.lock import refresh_lock
+
+# The CLI listens here to draw its progress display; each record carries `outcome`.
+progress_log = logging.getLogger("gpuprices.refresh")
+
+
+def source_infos(sources: dict[str, Source]) -> list[SourceInfo]:
+    return [
+        SourceInfo(s.name, "*" if s.aggregator else s.provider, s.kind, s.url, s.aggregator)
+        for s in sources.values()
+    ]
+
+
+def _fetch(source: Source, client: httpx.Client, settings: Settings) -> tuple[Any, int]:
+    attempts = 0
+
+    def once() -> Any:
+        nonlocal attempts
+        attempts += 1
+        return source.fetch(client, settings.http)
+
+    try:
+        return with_retries(once, attempts=settings.retries,
+                            base_s=settings.backoff_base_s), attempts
+    except FetchError as error:
+        error.attempts = attempts  # type: ignore[attr-defined]
+        raise
+
+
+def scrape_source(
+    source_name: str,
+    *,
+    settings: Settings,
+    con: duckdb.DuckDBPyConnection,
+    client: httpx.Client,
+    write_lock: threading.Lock,
+    run_id: str,
+    offline: bool,
+) -> ScrapeOutcome:
+    source = all_sources()[source_name]
+    started = datetime.now(UTC)
+    if offline:
+        raw, attempts = source.example_capture(), 1
+        note = f"offline replay of the bundled example (as of {source.example_as_of})"
+    else:
+        note = None
+        try:
+            raw, attempts = _fetch(source, client, settings)
+        except SourceSkipped as skipped:
+            with write_lock:
+                return record_fetch_failure(
+                    con.cursor(), source, run_id=run_id, started_at=started, attempts=0,
+                    error=str(skipped), status="skipped")
+        except FetchError as error:
+            with write_lock:
+                return record_fetch_failure(
+                    con.cursor(), source, run_id=run_id, started_at=started,
+                    attempts=getattr(error, "attempts", 1), error=str(error))
+        except ParseError as error:  # a paged fetch reads each page; a wrong one ends it here
+            with write_lock:
+                return record_fetch_failure(
+                    con.cursor(), source, run_id=run_id, started_at=started, attempts=1,
+                    error=f"parse error: {error}")
+    # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
+    # a payload already stored is not parsed at all (`land` checks again under the lock).
+    prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
+        else prepare(source, raw, run_id)
+    with write_lock:
+        return land(con.cursor(), source, raw, prepared, run_id=run_id,
+                    archive_root=settings.archive_root, started_at=started,
+                    attempts=attempts, note=note)
+
+
+def _report(outcome: ScrapeOutcome) -> None:
+    if outcome.ok:
+        progress_log.info("%s: %s, %d rows stored, %d quarantined", outcome.source,
+                          outcome.status, outcome.rows_stored, outcome.rows_quarantined,
+                          extra={"outcome": outcome})
+    else:
+        progress_log.warning("%s: %s (%s): %s", outcome.source, outcome.status, outcome.url,
+                             outcome.error, extra={"outcome": outcome})
+
+
+def _plain_result(future: Future[ScrapeOutcome]) -> tuple[ScrapeOutcome | None, str]:
+    try:
+        return future.result(), ""
+    except Exception as exc:
+        return None, f"crashed: {type(exc).__name__}: {exc}"
+
+
+# Runs scrape_source for every chosen source; yields (name, (outcome or None, failure reason)).
+Runner = Callable[[list[str], dict[str, Any]], Iterable[tuple[str, tuple[ScrapeOutcome | None,
+                                                                           str]]]]
+
+
+def run_in_threads(names: list[str], kwargs: dict[str, Any]) -> Iterable[
+        tuple[str, tuple[ScrapeOutcome | None, str]]]:
+    """Every source in its own thread (the plain path; the flow runs Prefect tasks instead)."""
+    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+        futures = {name: pool.submit(scrape_source, name, **kwargs) for name in names}
+        for name, future in futures.items():
+            yield name, _plain_result(future)
+
+
+def run_refresh(
+    settings: Settings, *, source_names: list[str] | None = None, offline: bool = False,
+    run_id: str | None = None, lock_wait_s: float = 0.0, runner: Runner | None = None,
+) -> list[ScrapeOutcome]:
+    """Refresh the chosen sources (all by default) into the warehouse.
+
+    `runner` runs the per-source work; by default plain threads (the flow passes Prefect's).
+    """
+    sources = all_sources()
+    chosen = resolve_names(source_names) if source_names else list(sources)  # KeyError: unknown
+    run_id = run_id or f"refresh-{uuid.uuid4().hex[:12]}"
+    outcomes: list[ScrapeOutcome] = []
+    write_lock = threading.Lock()
+    with (
+        refresh_lock(settings.warehouse, wait_s=lock_wait_s),
+        open_warehouse(settings.warehouse) as con,
+        httpx.Client(follow_redirects=True, timeout=settings.http.timeout_s) as client,
+    ):
+        register_sources(con, source_infos(sources))
+        start_run(con, run_id, "refresh", offline=offline)
+        kwargs = {"settings": settings, "con": con, "client": client,
+                  "write_lock": write_lock, "run_id": run_id, "offline": offline}
+        for name, (outcome, reason) in (runner or run_in_threads)(chosen, kwargs):
+            if outcome is None:
+                # The task itself died (timeout, bug): record it like any other failure.
+                with write_lock:
+                    outcome = record_fetch_failure(
+                        con.cursor(), sources[name], run_id=run_id,
+                        started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
+            _report(outcome)
+            outcomes.append(outcome)
+        failed = [o.source for o in outcomes if not o.ok]
+        status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
+                                                 else "partial")
+        finish_run(con, run_id, status, note=f"failed: {', '.join(failed)}" if failed else None)
+    return outcomes
+
+
+def summary_rows(outcomes: list[ScrapeOutcome]) -> list[dict[str, Any]]:
+    rows = []
+    for outcome in outcomes:
+        row = asdict(outcome)
+        row["unknown_gpus"] = ", ".join(outcome.unknown_gpus)
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshResult:
+    run_id: str
+    warehouse: Path
+    outcomes: list[ScrapeOutcome]
+
+    @property
+    def failed(self) -> list[ScrapeOutcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    @property
+    def message(self) -> str:
+        if self.failed:
+            names = ", ".join(o.source for o in self.failed)
+            return f"{len(self.failed)} of {len(self.outcomes)} sources failed: {names}"
+        return f"all {len(self.outcomes)} sources refreshed"
+
+
+def refresh_now(sources: list[str] | None = None, offline: bool = False,
+                warehouse: str | None = None, run_id: str | None = None,
+                runner: Runner | None = None) -> RefreshResult:
+    """The refresh itself, as a plain function: scrape, land, then check the alert rules.
+
+    The `refresh` flow runs exactly this (with a run record in Prefect); the CLI calls it
+    directly when no Prefect API is configured, so it answers without starting one.
+    """
+    settings = load_settings(warehouse=warehouse, secret_names=secret_names())
+    run_id = run_id or f"refresh-{uuid.uuid4().hex}"
+    outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id,
+                           runner=runner)
+    # Alert rules ($GPUPRICES_ALERTS or ./alerts.toml): each new event sent once; never raises.
+    run_after_refresh(settings.warehouse)
+    return RefreshResult(run_id, settings.warehouse, outcomes)
