@@ -25,6 +25,7 @@ from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
 from gpuprices.settings import Settings, load_settings
+from reports.market_store import update_market_after_refresh
 from scrapers.base import FetchError, ParseError, Source, SourceSkipped
 from scrapers.http import with_retries
 from scrapers.registry import all_sources, resolve_names
@@ -174,6 +175,7 @@ def run_refresh(
             outcomes.append(outcome)
         if pool is not None:
             pool.shutdown()
+        update_market_after_refresh(con)  # the market price tables (reports/market.sql)
         failed = [o.source for o in outcomes if not o.ok]
         status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
                                                  else "partial")
