@@ -242,6 +242,10 @@ from gpuprices import commands_ops  # noqa: E402  (serve, backfill, reparse, exp
 
 commands_ops.register(app)
 
+from gpuprices import commands_market  # noqa: E402  (market, explain, value, cluster ...)
+
+commands_market.register(app)
+
 
 def main() -> None:
     try:

@@ -19,6 +19,7 @@ from reports.charts import chart_series, plot_daily, series_models
 from reports.comparison import comparison_section
 from reports.fit import fit_section
 from reports.markdown import STALE_MARK, STALE_NOTE, table
+from reports.market import market_at
 from reports.plans import plans_section
 from reports.queries import (
     daily_cheapest_history,
@@ -120,6 +121,7 @@ def build_report(
     freshness = source_freshness(con, as_of)
     plans = reference_table(con, "plan")
     ownership = reference_table(con, "gpu_ownership")
+    market_now = market_at(con, as_of)
 
     charts: list[Path] = []
     until: date = as_of.date()
@@ -141,7 +143,8 @@ def build_report(
         comparison_section(prices),
         rankings_section(prices, tiers),
         changes_section(old_prices, prices, week_ago_label=_when(week_ago),
-                        chart_files=[p.name for p in charts]),
+                        chart_files=[p.name for p in charts],
+                        market=(market_at(con, week_ago)[0], market_now[0])),
         scenarios_section(prices, plans, scenarios),
         fit_section(prices),
         rent_vs_buy_section(ownership, prices),

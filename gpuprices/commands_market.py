@@ -1,0 +1,123 @@
+"""Commands on the market price (issue 14): market, market-moves, explain, value, cluster,
+rent-vs-buy. Registered on the main app by gpuprices.cli; heavy imports inside the commands.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from gpuprices.cli import FormatOpt, WarehouseOpt, fail, read_warehouse
+from gpuprices.output import Format, print_frame
+from gpuprices.settings import load_settings
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["register"]
+
+GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model or family, e.g. H100")]
+DateOpt = Annotated[str | None, typer.Option("--date", help="UTC day, YYYY-MM-DD (default: "
+                                             "today)")]
+
+
+def _day(text: str | None) -> date:
+    if text is None:
+        return datetime.now(UTC).date()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise fail(f"--date must look like 2026-11-20, not {text!r}", 2) from None
+
+
+def _models(name: str | None) -> list[str] | None:
+    if name is None:
+        return None
+    from reports.names import resolve_gpus
+
+    try:
+        return resolve_gpus([name])
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+
+
+def _segment(segment: str | None) -> str | None:
+    from reports.market import ALL, UNCLASSIFIED, load_segments
+
+    known = sorted({ALL, UNCLASSIFIED, *load_segments().values()})
+    if segment is not None and segment not in known:
+        raise fail(f"unknown segment {segment!r}; one of {', '.join(known)}", 2)
+    return segment
+
+
+def _range(value: float, name: str, low: float, high: float) -> float:
+    if not low <= value <= high:
+        raise fail(f"{name} must be between {low:g} and {high:g}, not {value:g}", 2)
+    return value
+
+
+def _market_frame(con: object, day: date, models: list[str] | None,
+                  segment: str | None) -> tuple[pl.DataFrame, bool]:
+    """(market rows of `day`, stored?): the stored table, else computed from the prices."""
+    import polars as pl
+
+    from reports.market import day_end, market_at
+    from reports.market_store import read_market
+
+    stored = read_market(con, gpu_models=models, since=day, until=day,  # type: ignore[arg-type]
+                         segment=segment)
+    if stored is not None and stored.height:
+        return stored, True
+    _, market = market_at(con, day_end(day, datetime.now(UTC)))  # type: ignore[arg-type]
+    if models:
+        market = market.filter(pl.col("gpu_model").is_in(models))
+    if segment:
+        market = market.filter(pl.col("segment") == segment)
+    return market, False
+
+
+def market(
+    gpu: GpuOpt = None,
+    day: DateOpt = None,
+    segment: Annotated[str | None, typer.Option(help="all, hyperscaler, neocloud, marketplace, "
+                                                "serverless, unclassified")] = None,
+    rebuild: Annotated[bool, typer.Option(help="recompute the stored market table from every "
+                                          "stored price (writes)")] = False,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """The market price per GPU model and day: median of per-provider medians, with spread."""
+    import polars as pl
+
+    models, chosen_day, chosen_segment = _models(gpu), _day(day), _segment(segment)
+    if rebuild:
+        from reports.market_store import rebuild_market
+        from warehouse.connection import WarehouseError, open_warehouse
+
+        try:
+            with open_warehouse(load_settings(warehouse=warehouse).warehouse) as con:
+                days = rebuild_market(con)
+        except WarehouseError as exc:
+            raise fail(str(exc)) from None
+        typer.echo(f"market table rebuilt: {len(days)} days", err=True)
+    with read_warehouse(warehouse) as con:
+        frame, stored = _market_frame(con, chosen_day, models, chosen_segment)
+    if not stored:
+        typer.echo(f"(no stored market values for {chosen_day}: computed from the prices as "
+                   "they stood at the end of that day)", err=True)
+    if fmt is Format.table:
+        frame = frame.select(
+            "day", pl.col("gpu_model").alias("gpu"), "segment",
+            pl.col("usd_per_gpu_hour").round(3).alias("market"),
+            pl.col("min_usd").round(3).alias("min"), pl.col("p25_usd").round(3).alias("p25"),
+            pl.col("p75_usd").round(3).alias("p75"), "providers", "offers",
+            pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
+            pl.col("withheld_reason").alias("withheld"))
+    print_frame(frame, fmt, title=f"market $/GPU-hour on {chosen_day}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(market)
+
