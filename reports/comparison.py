@@ -13,11 +13,11 @@ def cheapest_cells(prices: pl.DataFrame, pricing: tuple[str, ...]) -> pl.DataFra
     """(gpu_model, provider, usd_per_gpu_hour, pricing, stale) for the cheapest offer per cell.
 
     GPU-only SKUs (price without the host VM) and unknown GPUs are left out: they are not
-    comparable with whole-offering prices.
+    comparable with whole-offering prices; so are offers marked unavailable.
     """
     usable = prices.filter(
         pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
-        & (pl.col("gpu_model") != UNKNOWN_GPU)
+        & (pl.col("gpu_model") != UNKNOWN_GPU) & pl.col("available").fill_null(True)
     )
     return (
         usable.sort("price_usd_per_gpu_hour", "stale", "pricing", "offering")

@@ -52,8 +52,10 @@ def cheapest_per_tier(
             WHERE NOT p.gpu_only AND p.gpu_model <> 'unknown' AND list_contains(?, p.pricing)
         )
         SELECT * FROM offers WHERE tier IS NOT NULL
+        -- Available and live offers first (reports.rankings.available_live_first).
         QUALIFY row_number() OVER (PARTITION BY tier
-                                   ORDER BY usd_per_gpu_hour, provider, offering, region) <= ?
+                                   ORDER BY available IS FALSE, stale, usd_per_gpu_hour,
+                                            provider, offering, region) <= ?
         """,
         [list(pricing), per_tier],
     ).pl()

@@ -10,24 +10,43 @@ from schemas.gpus import UNKNOWN_GPU
 from schemas.tiers import Tier, load_tiers, tier_expr
 
 
+def available_live_first(offers: pl.DataFrame, *, include_unavailable: bool = False
+                         ) -> pl.DataFrame:
+    """Offers one can rent now come first: unavailable ones are dropped (or, with
+    `include_unavailable`, listed after every available one), and a stale price never ranks
+    above a live one: stale prices follow the live ones, with `stale` true to say so.
+    Unknown availability counts as available (most sources do not say)."""
+    available = pl.col("available").fill_null(True)
+    if not include_unavailable:
+        offers = offers.filter(available)
+    return offers.sort(available.not_(), pl.col("stale").fill_null(False),
+                       "price_usd_per_gpu_hour", "provider", "offering", "region",
+                       maintain_order=True)
+
+
+def _live_first_key() -> pl.Expr:
+    # Rank key: every live price before every stale one, by price within each group.
+    return pl.col("stale").fill_null(False).cast(pl.Float64) * 1e9 + pl.col(
+        "price_usd_per_gpu_hour")
+
+
 def top_per_tier(prices: pl.DataFrame, *, per_tier: int = 5, tiers: list[Tier] | None = None,
                  pricing: tuple[str, ...] = STEADY_PRICING) -> pl.DataFrame:
-    """The cheapest `per_tier` offers of each tier, ranked by $/GPU-hour.
+    """The cheapest `per_tier` available offers of each tier, live prices before stale ones.
 
     Equal prices share a rank (1, 1, 3 ...), and offers tied with the last place are all kept,
     so a tier can show more than `per_tier` rows. Ties are listed by provider, offering, region.
     """
     tiers = tiers or load_tiers()
     order = {t.name: i for i, t in enumerate(tiers)}
-    offers = prices.filter(
+    offers = available_live_first(prices).filter(
         pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
         & (pl.col("gpu_model") != UNKNOWN_GPU) & pl.col("gpu_memory_gb").is_not_null()
     ).with_columns(tier_expr("gpu_memory_gb", tiers).alias("tier"))
     ranked = (
         offers.filter(pl.col("tier").is_not_null())
         .with_columns(
-            pl.col("price_usd_per_gpu_hour").rank("min").over("tier").cast(pl.Int64)
-            .alias("rank"),
+            _live_first_key().rank("min").over("tier").cast(pl.Int64).alias("rank"),
             (pl.col("price_usd_per_gpu_hour") / pl.col("gpu_memory_gb")).alias(
                 "usd_per_gb_vram_hour"),
         )
@@ -74,9 +93,10 @@ def rankings_section(prices: pl.DataFrame, tiers: list[Tier] | None = None) -> s
 def cheapest_offers(
     prices: pl.DataFrame, *, gpu_models: list[str] | None = None, min_vram_gb: float | None = None,
     tier: Tier | None = None, pricing: tuple[str, ...] = STEADY_PRICING,
-    providers: list[str] | None = None,
+    providers: list[str] | None = None, include_unavailable: bool = False,
 ) -> pl.DataFrame:
-    """Current whole-offering offers matching the filters, cheapest $/GPU-hour first."""
+    """Current whole-offering offers matching the filters, cheapest $/GPU-hour first
+    (available and live first: `available_live_first`)."""
     offers = prices.filter(pl.col("pricing").is_in(list(pricing)) & ~pl.col("gpu_only")
                            & (pl.col("gpu_model") != UNKNOWN_GPU))
     if gpu_models:
@@ -87,7 +107,7 @@ def cheapest_offers(
         offers = offers.filter(pl.col("gpu_memory_gb").is_between(tier.min_gb, tier.max_gb))
     if providers:
         offers = offers.filter(pl.col("provider").is_in(providers))
-    return offers.sort("price_usd_per_gpu_hour", "provider", "offering", "region").select(
+    return available_live_first(offers, include_unavailable=include_unavailable).select(
         "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
         pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
         pl.col("price_usd_per_hour").alias("usd_per_hour"), "available", "stale", "source")
