@@ -118,6 +118,38 @@ def market(
     print_frame(frame, fmt, title=f"market $/GPU-hour on {chosen_day}")
 
 
+def explain(
+    what: Annotated[str, typer.Argument(help="market, cheapest or scenario")],
+    name: Annotated[str, typer.Argument(help="GPU model or family (market, cheapest), or a "
+                                        "scenario name from reports/scenarios.toml")],
+    day: DateOpt = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """How a number was made: the offers that counted (source, capture, time), the ones left
+    out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20`."""
+    from reports.explain import explain_cheapest, explain_market, explain_scenario
+    from reports.market import day_end
+
+    now = datetime.now(UTC)
+    as_of = day_end(_day(day), now) if day else now
+    with read_warehouse(warehouse) as con:
+        if what == "market":
+            lines = explain_market(con, _models(name) or [], _day(day), now=now)
+        elif what == "cheapest":
+            lines = explain_cheapest(con, _models(name) or [], as_of)
+        elif what == "scenario":
+            from reports.scenarios import load_scenarios
+
+            scenarios = {s.name: s for s in load_scenarios()}
+            if name not in scenarios:
+                raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
+            lines = explain_scenario(con, scenarios[name], as_of)
+        else:
+            raise fail(f"explain market, cheapest or scenario, not {what!r}", 2)
+    typer.echo("\n".join(lines))
+
+
 def register(app: typer.Typer) -> None:
-    app.command()(market)
+    for command in (market, explain):
+        app.command()(command)
 

@@ -24,7 +24,7 @@ from schemas.gpus import UNKNOWN_GPU
 
 __all__ = [
     "ALL", "EXCLUSIONS", "MarketConfig", "day_end", "load_market_config", "load_segments",
-    "market_at", "market_offers", "market_values", "source_seen",
+    "market_at", "market_offers", "market_values", "source_seen", "with_capture_ids",
 ]
 
 MARKET_TOML = Path(__file__).with_name("market.toml")
@@ -100,11 +100,13 @@ def source_seen(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame
     ).pl()
 
 
-def _capture_ids(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def with_capture_ids(con: duckdb.DuckDBPyConnection, prices: pl.DataFrame) -> pl.DataFrame:
+    """`prices` (rows of prices_at) with the capture each row was parsed from."""
     # An observation's run stored exactly one capture of its source.
-    return con.execute(
+    captures = con.execute(
         "SELECT run_id, source, capture_id FROM scrape_run WHERE capture_id IS NOT NULL"
     ).pl()
+    return prices.join(captures, on=["run_id", "source"], how="left")
 
 
 def market_offers(con: duckdb.DuckDBPyConnection, as_of: datetime,
@@ -132,8 +134,7 @@ def market_offers(con: duckdb.DuckDBPyConnection, as_of: datetime,
     prices = prices_at(con, as_of)
     seen = source_seen(con, as_of)
     frame = (
-        prices.join(seen, on="source", how="left")
-        .join(_capture_ids(con), on=["run_id", "source"], how="left")
+        with_capture_ids(con, prices).join(seen, on="source", how="left")
         .with_columns(
             pl.col("provider").replace_strict(segments, default=UNCLASSIFIED).alias("segment"),
             (pl.lit(day) - pl.col("seen_at").dt.convert_time_zone("UTC").dt.date())

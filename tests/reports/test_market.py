@@ -207,3 +207,64 @@ def test_the_stored_table_matches_and_updates_idempotently(build: Builder) -> No
         "SELECT carried_days FROM market_provider_price WHERE provider = 'b' ORDER BY day"
     ).fetchall()
     assert [r[0] for r in stored] == [0, 1, 2, 0]
+
+
+def test_explain_market_line_by_line(build: Builder) -> None:
+    from reports.explain import explain_market
+
+    sources(build, "a", "b", "c")
+    build.capture("a", at(DAY0), [offer("a", "h100", "H100 SXM", 2.00)])
+    build.capture("b", at(DAY0), [offer("b", "h100", "H100 SXM", 2.20)])
+    build.capture("c", at(DAY0), [offer("c", "h100", "H100 SXM", 2.40),
+                                  offer("c", "h100-cheap", "H100 SXM", 0.10),
+                                  offer("c", "h100-spot", "H100 SXM", 0.90, pricing="spot")])
+    cap = dict(build.con.execute("SELECT source, left(capture_id, 12) FROM scrape_run").fetchall())
+    seen = "observed 2026-11-16 12:00 UTC"
+    lines = explain_market(build.con, ["H100 SXM"], DAY0, config=RULES, segments=SEGMENTS,
+                           now=at(DAY0 + timedelta(days=30)))
+    assert lines == [
+        "market price of H100 SXM on 2026-11-16, as prices stood at 2026-11-16 23:59 UTC",
+        "rule (reports/market.toml): pricing on_demand; available; whole offerings; at most 3 "
+        "days old; outliers below 1/3 or above 5x the preliminary median",
+        "counted (3 offers):",
+        f"  a h100 (us, on_demand): $2.0000/h / 1 GPU = $2.0000/GPU-h; source a, capture "
+        f"{cap['a']}, {seen}",
+        f"  b h100 (us, on_demand): $2.2000/h / 1 GPU = $2.2000/GPU-h; source b, capture "
+        f"{cap['b']}, {seen}",
+        f"  c h100 (us, on_demand): $2.4000/h / 1 GPU = $2.4000/GPU-h; source c, capture "
+        f"{cap['c']}, {seen}",
+        "excluded (2 offers):",
+        f"  c h100-cheap (us, on_demand): $0.1000/GPU-h; outlier: below $0.6667 = preliminary "
+        f"$2.0000 / 3; source c, capture {cap['c']}, {seen}",
+        f"  c h100-spot (us, spot): $0.9000/GPU-h; other pricing (spot); source c, capture "
+        f"{cap['c']}, {seen}",
+        "per-provider medians:",
+        "  a [neocloud]: median(2.0000) = 2.0000",
+        "  b [neocloud]: median(2.2000) = 2.2000",
+        "  c [neocloud]: median(2.4000) = 2.4000",
+        "across providers: median(2.0000, 2.2000, 2.4000) = 2.2000",
+        "  min 2.0000, p25 2.1000, p75 2.3000, max 2.4000; dispersion (2.3000 - 2.1000) / "
+        "2.2000 = 0.09",
+        "  published: $2.2000/GPU-hour (3 providers, 3 offers)",
+        "segment neocloud: median(2.0000, 2.2000, 2.4000) = 2.2000",
+        "  min 2.0000, p25 2.1000, p75 2.3000, max 2.4000; dispersion (2.3000 - 2.1000) / "
+        "2.2000 = 0.09",
+        "  published: $2.2000/GPU-hour (3 providers, 3 offers)",
+        "",
+    ]
+
+
+def test_explain_cheapest_names_what_it_passed_over(build: Builder) -> None:
+    from reports.explain import explain_cheapest
+
+    sources(build, "a", "b")
+    build.capture("a", at(DAY0), [offer("a", "gone", "A100 80GB", 0.50, available=False),
+                                  offer("a", "x1", "A100 80GB", 1.50)])
+    build.capture("b", at(DAY0), [offer("b", "x8", "A100 80GB", 9.60, count=8)])
+    lines = explain_cheapest(build.con, ["A100 80GB"], at(DAY0))
+    assert lines[1] == "answer: b x8 (us, on_demand) [A100 80GB]: $9.6000/h / 8 GPU = " \
+                       "$1.2000/GPU-h"
+    assert lines[3] == "cheaper offers passed over (1):"
+    assert lines[4].startswith("  a gone (us, on_demand) [A100 80GB]: $0.5000/GPU-h; "
+                               "unavailable: marked so by its source; source a, capture ")
+    assert len(lines) == 5
