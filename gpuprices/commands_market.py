@@ -149,7 +149,102 @@ def explain(
     typer.echo("\n".join(lines))
 
 
+def market_moves(
+    gpu: GpuOpt = None,
+    day: DateOpt = None,
+    period: Annotated[str, typer.Option(help="week or month (7 or 30 days back)")] = "week",
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Market moves over providers present in both periods; coverage changes apart."""
+    from datetime import timedelta
+
+    import polars as pl
+
+    from reports.market import day_end, market_at
+    from reports.market_changes import coverage_changes, matched_moves
+
+    if period not in ("week", "month"):
+        raise fail(f"--period is week or month, not {period!r}", 2)
+    models, end = _models(gpu), _day(day)
+    start = end - timedelta(days=7 if period == "week" else 30)
+    now = datetime.now(UTC)
+    with read_warehouse(warehouse) as con:
+        old, new = market_at(con, day_end(start, now))[0], market_at(con, day_end(end, now))[0]
+    if models:
+        old, new = (f.filter(pl.col("gpu_model").is_in(models)) for f in (old, new))
+    print_frame(matched_moves(old, new), fmt,
+                title=f"market moves {start} -> {end} over matched providers")
+    print_frame(coverage_changes(old, new), fmt, title="coverage changes (not price moves)")
+
+
+def value(
+    metric: Annotated[str, typer.Option(help="pflop ($/PFLOP-hour, dense BF16), vram "
+                                        "($/GB-VRAM-hour) or bandwidth ($/(TB/s)-hour)")]
+    = "pflop",
+    gpu: GpuOpt = None,
+    limit: Annotated[int, typer.Option(help="rows to show")] = 20,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Price-performance ranking of comparable offers: $ per PFLOP, GB or TB/s an hour."""
+    import polars as pl
+
+    from reports.market import market_offers
+    from reports.value import METRICS, price_performance
+
+    if metric not in METRICS:
+        raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
+    _range(limit, "--limit", 1, 10_000)
+    models = _models(gpu)
+    with read_warehouse(warehouse) as con:
+        offers = market_offers(con, datetime.now(UTC))
+    if models:
+        offers = offers.filter(pl.col("gpu_model").is_in(models))
+    ranked = price_performance(offers, metric)
+    print_frame(ranked.head(limit), fmt,
+                title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
+
+
+def cluster(
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU model or family, e.g. H100")],
+    gpus: Annotated[int, typer.Option(help="GPUs in the cluster")] = 512,
+    days: Annotated[int, typer.Option(help="days of use")] = 90,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market."""
+    import polars as pl
+
+    from reports.cluster import cluster_quotes
+    from reports.market import market_offers, market_values
+
+    _range(gpus, "--gpus", 1, 1_000_000)
+    _range(days, "--days", 1, 3650)
+    models = _models(gpu) or []
+    with read_warehouse(warehouse) as con:
+        offers = market_offers(con, datetime.now(UTC))
+    _, market = market_values(offers)
+    quotes = cluster_quotes(offers.filter(pl.col("gpu_model").is_in(models)), market,
+                            gpus=gpus, days=days)
+    if quotes.height == 0:
+        raise fail(f"no comparable {gpu} offers stand now")
+    if fmt is Format.table:
+        quotes = quotes.select(
+            "provider", "segment", pl.col("gpu_model").alias("gpu"), "offering",
+            pl.col("node_gpus").alias("GPUs/node"), "nodes",
+            pl.col("hourly_usd").round(0).alias("$/hour"),
+            pl.col("total_usd").round(0).alias("total $"),
+            pl.col("vs_market_pct").alias("vs market %"),
+            pl.format("{} ({})", pl.col("reserved_total_usd").round(0),
+                      pl.col("reserved_term")).alias("reserved total $ (term)"),
+            pl.when(pl.col("market_withheld").is_not_null()).then(pl.lit("market withheld"))
+            .alias("note"))
+    print_frame(quotes, fmt, title=f"{gpus} x {gpu} for {days} days (list prices; capacity "
+                "at this size is not checked)")
+
+
 def register(app: typer.Typer) -> None:
-    for command in (market, explain):
+    for command in (market, market_moves, explain, value, cluster):
         app.command()(command)
 
