@@ -5,6 +5,7 @@ rent-vs-buy. Registered on the main app by gpuprices.cli; heavy imports inside t
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -244,7 +245,82 @@ def cluster(
                 "at this size is not checked)")
 
 
+def rent_vs_buy(
+    gpu: GpuOpt = None,
+    utilization: Annotated[float | None, typer.Option(help="0.01-1")] = None,
+    years: Annotated[float | None, typer.Option(help="depreciation years, 1-15")] = None,
+    cost_of_capital: Annotated[float | None, typer.Option(help="annual, 0-0.5")] = None,
+    usd_per_kwh: Annotated[float | None, typer.Option(help="electricity $/kWh, 0-2")] = None,
+    pue: Annotated[float | None, typer.Option(help="power usage effectiveness, 1-3")] = None,
+    colo: Annotated[float | None, typer.Option(help="colocation $/kW-month, 0-2000")] = None,
+    ops_share: Annotated[float | None, typer.Option(help="operations a year as a share of the "
+                                                    "server price, 0-1")] = None,
+    idle_power: Annotated[float | None, typer.Option(help="idle power share, 0-1")] = None,
+    assumptions: Annotated[Path | None, typer.Option(help="TOML of assumptions (default "
+                                                     "reports/tco.toml)")] = None,
+    servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
+                                                 "schemas/server_prices.csv)")] = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Build vs rent: full cost of ownership per useful GPU-hour, break-even utilization and
+    payback month against the market price and the cheapest rental; the card-only figure."""
+    import polars as pl
+
+    from reports.market import market_offers, market_values
+    from reports.queries import prices_at, reference_table
+    from reports.rent_vs_buy import break_even
+    from reports.tco import (
+        TCO_TOML,
+        load_assumptions,
+        load_servers,
+        rental_yardsticks,
+        tco_rows,
+        tco_sheet,
+    )
+
+    models = _models(gpu)
+    try:
+        chosen = load_assumptions(assumptions or TCO_TOML).with_overrides(
+            utilization=utilization, depreciation_years=years, cost_of_capital=cost_of_capital,
+            usd_per_kwh=usd_per_kwh, pue=pue, colocation_usd_per_kw_month=colo,
+            operations_share=ops_share, idle_power_share=idle_power)
+        server_rows = load_servers(servers) if servers else load_servers()
+    except (ValueError, OSError) as exc:
+        raise fail(str(exc), 2) from None
+    if models:
+        server_rows = server_rows.filter(pl.col("gpu_model").is_in(models))
+    now = datetime.now(UTC)
+    with read_warehouse(warehouse) as con:
+        offers = market_offers(con, now)
+        prices = prices_at(con, now)
+        ownership = reference_table(con, "gpu_ownership")
+    market_rows = market_values(offers)[1]
+    market_usd, cheapest = rental_yardsticks(offers, market_rows)
+    rows = tco_rows(server_rows, chosen, market_usd, cheapest)
+    print_frame(rows, fmt, title="full cost of ownership vs renting")
+    if fmt is Format.table and models:
+        from rich.console import Console
+        from rich.table import Table
+
+        for server in server_rows.to_dicts():
+            sheet = Table(title=f"{server['gpus']} x {server['gpu_model']}: the arithmetic")
+            for column in ("item", "formula", "value"):
+                sheet.add_column(column)
+            rent = market_usd.get(server["gpu_model"]) or cheapest.get(
+                server["gpu_model"], (None, ""))[0]
+            for line in tco_sheet(server, chosen, rent):
+                sheet.add_row(*line)
+            Console(width=200).print(sheet)
+    if ownership is not None and ownership.height:
+        cards = break_even(ownership, prices)
+        if models:
+            cards = cards.filter(pl.col("gpu_model").is_in(models))
+        print_frame(cards, fmt, title="the card alone: purchase / (cheapest rental - power)")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("rent-vs-buy")(rent_vs_buy)
     for command in (market, market_moves, explain, value, cluster):
         app.command()(command)
 

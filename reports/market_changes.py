@@ -13,7 +13,7 @@ import polars as pl
 
 from reports.markdown import money, pct, table
 
-__all__ = ["coverage_changes", "market_moves_markdown", "matched_moves"]
+__all__ = ["coverage_changes", "market_moves_markdown", "market_section", "matched_moves"]
 
 _KEY = ["gpu_model", "provider"]
 
@@ -93,3 +93,34 @@ def market_moves_markdown(old: pl.DataFrame, new: pl.DataFrame, *, since_label: 
     parts.append("")
     return parts
 
+
+
+def market_section(market: pl.DataFrame) -> str:
+    """The report's market price table: one row per GPU model quoted by any provider."""
+    overall = market.filter(pl.col("segment") == "all")
+    segments = (market.filter((pl.col("segment") != "all")
+                              & pl.col("usd_per_gpu_hour").is_not_null())
+                .sort("segment")
+                .group_by("gpu_model", maintain_order=True)
+                .agg(pl.format("{} {}", pl.col("segment"),
+                               pl.col("usd_per_gpu_hour").round(2)).str.join(", ")
+                     .alias("segments")))
+    rows = overall.join(segments, on="gpu_model", how="left").sort(
+        pl.col("usd_per_gpu_hour").is_null(), pl.col("providers"), "gpu_model",
+        descending=[False, True, False])
+    parts = ["## 9. Market price per GPU", "",
+             "Median over providers of each provider's median $/GPU-hour (available, whole "
+             "offerings, pay-as-you-go, prices at most 3 days old, outliers left out; "
+             "reports/market.toml). Withheld values say why. `gpuprices explain market GPU` "
+             "shows how any of them was made.", ""]
+    if rows.height == 0:
+        return "\n".join([*parts, "No comparable offers.", ""])
+    parts.append(table(
+        ["GPU", "market", "min", "p25-p75", "providers", "offers", "segment medians",
+         "withheld because"],
+        [[r["gpu_model"], money(r["usd_per_gpu_hour"]), money(r["min_usd"]),
+          f"{money(r['p25_usd'])}-{money(r['p75_usd'])}", r["providers"], r["offers"],
+          r["segments"] or "–", r["withheld_reason"] or ""] for r in rows.to_dicts()],
+        [False, True, True, True, True, True, False, False]))
+    parts.append("")
+    return "\n".join(parts)
