@@ -34,6 +34,10 @@ app = typer.Typer(
 for commands in (commands_data, commands_reports, commands_ops):
     commands.register(app)
 
+from gpuprices import commands_market  # noqa: E402  (market, explain, value, cluster ...)
+
+commands_market.register(app)
+
 
 def main() -> None:
     try:

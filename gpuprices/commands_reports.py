@@ -117,10 +117,12 @@ def cheapest(
     provider: ProviderOpt = None,
     limit: Annotated[int, typer.Option(help="rows to show",
                                        callback=in_range(1, 10_000))] = 20,
+    include_unavailable: Annotated[bool, typer.Option(help="also list offers marked "
+                                                      "unavailable (after the rest)")] = False,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """The cheapest current offers ($/GPU-hour), filtered by GPU, memory, tier, pricing."""
+    """The cheapest current offers ($/GPU-hour): available first, live prices before stale."""
     from reports.rankings import cheapest_offers
     from schemas.tiers import load_tiers
 
@@ -132,7 +134,8 @@ def cheapest(
         chosen_tier = tiers[tier]
     models = _models(gpu) if gpu else None
     frame = cheapest_offers(_current_prices(warehouse), gpu_models=models, min_vram_gb=min_vram,
-                            tier=chosen_tier, pricing=_pricing(pricing), providers=provider)
+                            tier=chosen_tier, pricing=_pricing(pricing), providers=provider,
+                            include_unavailable=include_unavailable)
     print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, pct, table
+from reports.market_changes import market_moves_markdown
 from reports.offers import STEADY_PRICING, comparable_offers
 
 OFFER_KEY = ("provider", "offering", "region", "pricing")
@@ -54,8 +55,12 @@ def _offer_rows(frame: pl.DataFrame, limit: int) -> list[list[object]]:
 
 
 def changes_section(old: pl.DataFrame, new: pl.DataFrame, *, week_ago_label: str,
-                    chart_files: list[str], limit: int = 10) -> str:
+                    chart_files: list[str], limit: int = 10,
+                    market: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> str:
+    """`market`: per-provider market medians (week ago, now) for the matched moves."""
     parts = ["## 4. Week over week", ""]
+    if market is not None and old.height:
+        parts += market_moves_markdown(*market, since_label=week_ago_label)
     if old.height == 0:
         parts += [f"No prices stored as of {week_ago_label}: week-over-week changes need at "
                   "least a week of history.", ""]

@@ -13,9 +13,9 @@ def cheapest_cells(prices: pl.DataFrame, pricing: tuple[str, ...]) -> pl.DataFra
     """(gpu_model, provider, usd_per_gpu_hour, pricing, stale) for the cheapest offer per cell.
 
     GPU-only SKUs (price without the host VM) and unknown GPUs are left out: they are not
-    comparable with whole-offering prices.
+    comparable with whole-offering prices; so are offers marked unavailable.
     """
-    usable = comparable_offers(prices, pricing)
+    usable = comparable_offers(prices, pricing, available_only=True)
     return (
         usable.sort("price_usd_per_gpu_hour", "stale", "pricing", "offering")
         .group_by("gpu_model", "provider", maintain_order=True)

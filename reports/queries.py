@@ -65,7 +65,6 @@ def current_prices_at(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.Dat
 
 
 # The old name, for code written before the rename (it says "prices" but not "current").
-prices_at = current_prices_at
 
 
 def source_freshness(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:

@@ -5,27 +5,31 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, table
-from reports.offers import STEADY_PRICING, comparable_offers
+from reports.offers import (
+    STEADY_PRICING,
+    available_live_first,
+    comparable_offers,
+    live_first_rank_key,
+)
 from schemas.tiers import Tier, load_tiers, tier_expr
 
 
 def top_per_tier(prices: pl.DataFrame, *, per_tier: int = 5, tiers: list[Tier] | None = None,
                  pricing: tuple[str, ...] = STEADY_PRICING) -> pl.DataFrame:
-    """The cheapest `per_tier` offers of each tier, ranked by $/GPU-hour.
+    """The cheapest `per_tier` available offers of each tier, live prices before stale ones.
 
     Equal prices share a rank (1, 1, 3 ...), and offers tied with the last place are all kept,
     so a tier can show more than `per_tier` rows. Ties are listed by provider, offering, region.
     """
     tiers = tiers or load_tiers()
     order = {t.name: i for i, t in enumerate(tiers)}
-    offers = comparable_offers(prices, pricing).filter(
+    offers = comparable_offers(prices, pricing, available_only=True).filter(
         pl.col("gpu_memory_gb").is_not_null()
     ).with_columns(tier_expr("gpu_memory_gb", tiers).alias("tier"))
     ranked = (
         offers.filter(pl.col("tier").is_not_null())
         .with_columns(
-            pl.col("price_usd_per_gpu_hour").rank("min").over("tier").cast(pl.Int64)
-            .alias("rank"),
+            live_first_rank_key().rank("min").over("tier").cast(pl.Int64).alias("rank"),
             (pl.col("price_usd_per_gpu_hour") / pl.col("gpu_memory_gb")).alias(
                 "usd_per_gb_vram_hour"),
         )
@@ -72,9 +76,10 @@ def rankings_section(prices: pl.DataFrame, tiers: list[Tier] | None = None) -> s
 def cheapest_offers(
     prices: pl.DataFrame, *, gpu_models: list[str] | None = None, min_vram_gb: float | None = None,
     tier: Tier | None = None, pricing: tuple[str, ...] = STEADY_PRICING,
-    providers: list[str] | None = None,
+    providers: list[str] | None = None, include_unavailable: bool = False,
 ) -> pl.DataFrame:
-    """Current whole-offering offers matching the filters, cheapest $/GPU-hour first."""
+    """Current whole-offering offers matching the filters, cheapest $/GPU-hour first
+    (available and live first: `reports.offers.available_live_first`)."""
     offers = comparable_offers(prices, pricing)
     if gpu_models:
         offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
@@ -84,7 +89,7 @@ def cheapest_offers(
         offers = offers.filter(pl.col("gpu_memory_gb").is_between(tier.min_gb, tier.max_gb))
     if providers:
         offers = offers.filter(pl.col("provider").is_in(providers))
-    return offers.sort("price_usd_per_gpu_hour", "provider", "offering", "region").select(
+    return available_live_first(offers, include_unavailable=include_unavailable).select(
         "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
         pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
         pl.col("price_usd_per_hour").alias("usd_per_hour"), "available", "stale", "source")

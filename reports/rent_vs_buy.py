@@ -44,8 +44,12 @@ def break_even(ownership: pl.DataFrame, prices: pl.DataFrame,
     )
 
 
-def rent_vs_buy_section(ownership: pl.DataFrame | None, prices: pl.DataFrame) -> str:
+def rent_vs_buy_section(ownership: pl.DataFrame | None, prices: pl.DataFrame,
+                        tco: str | None = None) -> str:
+    """`tco`: the full cost of ownership subsection (reports.tco.tco_section), put first."""
     parts = ["## 7. Rent vs buy", ""]
+    if tco:
+        parts += [tco, "### The card alone", ""]
     if ownership is None or ownership.height == 0:
         return "\n".join([*parts, "No ownership data: this warehouse has no `gpu_ownership` "
                           "rows yet.", ""])

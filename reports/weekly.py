@@ -19,6 +19,8 @@ from reports.charts import chart_series, plot_daily, series_models
 from reports.comparison import comparison_section
 from reports.fit import fit_section
 from reports.markdown import STALE_MARK, STALE_NOTE, table
+from reports.market import market_at, market_offers, market_values
+from reports.market_changes import market_section
 from reports.plans import plans_section
 from reports.queries import (
     current_prices_at,
@@ -30,6 +32,8 @@ from reports.queries import (
 from reports.rankings import rankings_section
 from reports.rent_vs_buy import rent_vs_buy_section
 from reports.scenarios import Scenario, scenarios_section
+from reports.tco import load_assumptions, load_servers, rental_yardsticks, tco_rows, tco_section
+from reports.value import value_section
 from schemas.tiers import Tier
 
 HISTORY_DAYS = 90
@@ -120,6 +124,10 @@ def build_report(
     freshness = source_freshness(con, as_of)
     plans = reference_table(con, "plan")
     ownership = reference_table(con, "gpu_ownership")
+    offers_now = market_offers(con, as_of)
+    market_now = market_values(offers_now)
+    yardsticks = rental_yardsticks(offers_now, market_now[1])
+    assumptions = load_assumptions()
 
     charts: list[Path] = []
     until: date = as_of.date()
@@ -141,11 +149,15 @@ def build_report(
         comparison_section(prices),
         rankings_section(prices, tiers),
         changes_section(old_prices, prices, week_ago_label=_when(week_ago),
-                        chart_files=[p.name for p in charts]),
+                        chart_files=[p.name for p in charts],
+                        market=(market_at(con, week_ago)[0], market_now[0])),
         scenarios_section(prices, plans, scenarios),
         fit_section(prices),
-        rent_vs_buy_section(ownership, prices),
+        rent_vs_buy_section(ownership, prices, tco=tco_section(
+            tco_rows(load_servers(), assumptions, *yardsticks), assumptions)),
         plans_section(plans),
+        market_section(market_now[1]),
+        value_section(offers_now),
         footer(con, prices, as_of),
     ]
     return WeeklyReport(week=week, as_of=as_of, markdown="\n".join(sections), charts=charts)

@@ -86,6 +86,8 @@ def test_cheapest_offers_filters(prices: pl.DataFrame) -> None:
         ("vastai", "h100-x2", 2.0), ("lambda", "gpu_1x_h100_pcie", 2.49),
         ("lambda", "gpu_8x_h100_sxm5", 2.99)]
     big = cheapest_offers(prices, min_vram_gb=48, providers=["runpod"])
+    assert big.height == 0  # its only offer is marked unavailable
+    big = cheapest_offers(prices, min_vram_gb=48, providers=["runpod"], include_unavailable=True)
     assert rows(big, "offering", "available") == [("A100 80GB", False)]
 
 
