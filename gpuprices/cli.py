@@ -12,16 +12,7 @@ import sys
 
 import typer
 
-from gpuprices import commands_data, commands_ops, commands_reports
-
-# Re-exported for command modules written against the old layout (import options.py instead).
-from gpuprices.options import (  # noqa: F401
-    FormatOpt,
-    WarehouseOpt,
-    fail,
-    prepare_prefect,
-    read_warehouse,
-)
+from gpuprices import commands_data, commands_market, commands_ops, commands_reports
 
 app = typer.Typer(
     name="gpuprices",
@@ -31,12 +22,8 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for commands in (commands_data, commands_reports, commands_ops):
+for commands in (commands_data, commands_reports, commands_ops, commands_market):
     commands.register(app)
-
-from gpuprices import commands_market  # noqa: E402  (market, explain, value, cluster ...)
-
-commands_market.register(app)
 
 
 def main() -> None:

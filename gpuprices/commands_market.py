@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpuprices.cli import FormatOpt, WarehouseOpt, fail, read_warehouse
+from gpuprices.options import FormatOpt, WarehouseOpt, fail, read_warehouse
 from gpuprices.output import Format, print_frame
 from gpuprices.settings import load_settings
 
