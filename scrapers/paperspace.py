@@ -165,6 +165,7 @@ SOURCE = SourceDef(
     url=URL,
     example=EXAMPLES_DIR / "paperspace" / "pricing_2026-03-21.html",
     example_as_of="2026-03-21",
+    history_urls=(URL,),  # every address the page has had (wayback backfill)
     fetch_fn=fetch,
     parse_fn=parse,
 )
