@@ -21,13 +21,14 @@ from pathlib import Path
 import duckdb
 
 from scrapers.base import FetchError, RawCapture, Source
+from scrapers.skypilot_git import blob_reader, catalog_states, state_capture
 from scrapers.wayback import ArchiveClient, Every, fetch_capture, list_captures, pick_every
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
 from warehouse.archive import read_archived
 from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
 
-__all__ = ["CaptureResult", "Progress", "backfill_captures", "backfill_wayback",
-           "register_source"]
+__all__ = ["CaptureResult", "Progress", "backfill_captures", "backfill_skypilot_git",
+           "backfill_wayback", "register_source"]
 
 DONE = ("success", "unchanged", "rejected")
 
@@ -182,3 +183,27 @@ def backfill_wayback(con: duckdb.DuckDBPyConnection, archive: ArchiveClient, sou
 
     return backfill_captures(con, source, pending(), archive_root=archive_root,
                              total=len(captures), on_progress=on_progress)
+
+
+# ---- the SkyPilot catalog's git history -------------------------------------------------------
+
+def backfill_skypilot_git(con: duckdb.DuckDBPyConnection, repo: Path, source: Source, *,
+                          archive_root: Path, clouds: tuple[str, ...],
+                          since: date | None = None, until: date | None = None,
+                          on_progress: OnProgress | None = None) -> list[CaptureResult]:
+    """Land every distinct catalog state of a local clone, dated at its commit (streamed)."""
+    with blob_reader(repo) as reader:
+        def pending() -> Iterable[Pending]:
+            for state in catalog_states(repo, clouds):
+                day = state.committed_at.date()
+                if (since and day < since) or (until and day > until):
+                    continue
+                files = ", ".join(f"{v}/{c}@{b[:10]}" for c, v, b in state.files)
+                yield Pending(
+                    run_id=f"skypilot-git-{state.commit[:16]}", key=state.commit[:12],
+                    observed_at=state.committed_at,
+                    note=f"skypilot git {state.commit}: {files}",
+                    load=lambda state=state: (state_capture(state, reader, source), False))
+
+        return backfill_captures(con, source, pending(), archive_root=archive_root,
+                                 on_progress=on_progress)
