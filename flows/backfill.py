@@ -13,6 +13,7 @@ Plain functions, no Prefect: a backfill is an interactive, one-off command.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -21,14 +22,15 @@ from pathlib import Path
 import duckdb
 
 from scrapers.base import FetchError, RawCapture, Source
+from scrapers.ocp_archive import split_by_day
 from scrapers.skypilot_git import blob_reader, catalog_states, state_capture
 from scrapers.wayback import ArchiveClient, Every, fetch_capture, list_captures, pick_every
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
 from warehouse.archive import read_archived
 from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
 
-__all__ = ["CaptureResult", "Progress", "backfill_captures", "backfill_skypilot_git",
-           "backfill_wayback", "register_source"]
+__all__ = ["CaptureResult", "Progress", "backfill_captures", "backfill_ocp_archives",
+           "backfill_skypilot_git", "backfill_wayback", "register_source"]
 
 DONE = ("success", "unchanged", "rejected")
 
@@ -207,3 +209,34 @@ def backfill_skypilot_git(con: duckdb.DuckDBPyConnection, repo: Path, source: So
 
         return backfill_captures(con, source, pending(), archive_root=archive_root,
                                  on_progress=on_progress)
+
+
+# ---- OpenComputePrices archive files ----------------------------------------------------------
+
+def backfill_ocp_archives(con: duckdb.DuckDBPyConnection, inputs: list[str], source: Source,
+                          *, archive_root: Path,
+                          download: Callable[[str], bytes] | None = None,
+                          on_progress: OnProgress | None = None) -> list[CaptureResult]:
+    """Land each day of each archive file (a path, or an http(s) URL given to `download`)."""
+    def pending() -> Iterable[Pending]:
+        for item in inputs:
+            is_url = item.startswith(("http://", "https://"))
+            if is_url:
+                if download is None:
+                    raise ValueError(f"{item}: URLs need a download function")
+                payload: io.BufferedIOBase = io.BytesIO(download(item))
+                url = item
+            else:
+                payload = Path(item).open("rb")  # noqa: SIM115 (closed below)
+                url = Path(item).resolve().as_uri()
+            with payload:
+                for raw in split_by_day(payload, name=Path(item).name, source=source.name,
+                                        url=url):
+                    day = raw.fetched_at.date().isoformat()
+                    yield Pending(run_id=f"ocp-archive-{day}-{raw.capture_id[:16]}", key=day,
+                                  observed_at=raw.fetched_at,
+                                  note=f"opencomputeprices archive {Path(item).name}, {day}",
+                                  load=lambda raw=raw: (raw, False))
+
+    return backfill_captures(con, source, pending(), archive_root=archive_root,
+                             on_progress=on_progress)
