@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 
 from scrapers.base import FetchError, RawCapture, Source
+from scrapers.demo_history import load_snapshots, replay_dates, snapshot_capture
 from scrapers.ocp_archive import split_by_day
 from scrapers.skypilot_git import blob_reader, catalog_states, state_capture
 from scrapers.wayback import ArchiveClient, Every, fetch_capture, list_captures, pick_every
@@ -29,8 +30,16 @@ from warehouse.append import SourceInfo, finish_run, register_sources, start_run
 from warehouse.archive import read_archived
 from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
 
-__all__ = ["CaptureResult", "Progress", "backfill_captures", "backfill_ocp_archives",
-           "backfill_skypilot_git", "backfill_wayback", "register_source"]
+__all__ = [
+    "CaptureResult",
+    "Progress",
+    "backfill_captures",
+    "backfill_ocp_archives",
+    "backfill_skypilot_git",
+    "backfill_wayback",
+    "register_source",
+    "replay_examples",
+]
 
 DONE = ("success", "unchanged", "rejected")
 
@@ -240,3 +249,32 @@ def backfill_ocp_archives(con: duckdb.DuckDBPyConnection, inputs: list[str], sou
 
     return backfill_captures(con, source, pending(), archive_root=archive_root,
                              on_progress=on_progress)
+
+
+# ---- the demo's bundled history -----------------------------------------------------------------
+
+def replay_examples(con: duckdb.DuckDBPyConnection, sources: dict[str, Source], *,
+                    archive_root: Path, today: date,
+                    on_progress: OnProgress | None = None) -> list[CaptureResult]:
+    """Replay scrapers/examples/HISTORY.toml's snapshots before `today` (see replay_dates).
+
+    Idempotent by content: a snapshot already replayed (any day) is not replayed again.
+    """
+    snapshots = load_snapshots()
+    placed = replay_dates(snapshots, today)
+    results: list[CaptureResult] = []
+    for name in dict.fromkeys(s.source for s in snapshots):
+        source = sources[name]
+        items = []
+        for snapshot in sorted((s for s in snapshots if s.source == name),
+                               key=lambda s: s.as_of):
+            raw = snapshot_capture(snapshot, source, placed[snapshot])
+            items.append(Pending(
+                run_id=f"demo-replay-{name}-{snapshot.as_of}-{raw.capture_id[:12]}",
+                key=f"{name} as of {snapshot.as_of}", observed_at=raw.fetched_at,
+                note=f"demo replay of the bundled {name} snapshot as of {snapshot.as_of} "
+                     f"({snapshot.file.name}; values from {snapshot.values_from})",
+                load=lambda raw=raw: (raw, False)))
+        results += backfill_captures(con, source, items, archive_root=archive_root,
+                                     on_progress=on_progress)
+    return results
