@@ -242,6 +242,10 @@ from gpuprices import commands_ops  # noqa: E402  (serve, backfill, reparse, exp
 
 commands_ops.register(app)
 
+from gpuprices import commands_history  # noqa: E402  (backfill group, history, changes)
+
+commands_history.register(app)
+
 
 def main() -> None:
     try:

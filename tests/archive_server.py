@@ -81,7 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         archive = self.archive
         archive.requests.append(self.path)
         parts = urlsplit(self.path)

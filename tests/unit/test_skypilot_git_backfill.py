@@ -86,7 +86,7 @@ def test_each_catalog_state_lands_at_its_commit_time(catalog: Path,
                             "FROM price_change WHERE provider = 'lambda' ORDER BY 1").fetchall()
         # (the revert of 2024-03-01 re-confirms a stored capture, which stores no new rows:
         # price_change dates the move back at the next stored capture, 2024-04-01)
-        assert [(str(d), o, n) for d, o, n in moves][0] == ("2024-02-02", 2.49, 2.29)
+        assert (str(moves[0][0]), *moves[0][1:]) == ("2024-02-02", 2.49, 2.29)
         stored = con.execute("SELECT count(*) FROM observation").fetchone()
         again = backfill_skypilot_git(con, catalog, SOURCE, archive_root=archive_root,
                                       clouds=("lambda", "runpod"))
