@@ -34,6 +34,7 @@ install-bench: uv
 	$(UV) sync --frozen --group dev --group bench
 
 demo: install
+	$(UV) run --frozen --no-dev gpuprices backfill examples --warehouse $(WAREHOUSE)
 	$(UV) run --frozen --no-dev gpuprices refresh --offline --warehouse $(WAREHOUSE)
 	$(UV) run --frozen --no-dev gpuprices report --warehouse $(WAREHOUSE)
 

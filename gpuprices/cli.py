@@ -12,7 +12,13 @@ import sys
 
 import typer
 
-from gpuprices import commands_data, commands_market, commands_ops, commands_reports
+from gpuprices import (
+    commands_data,
+    commands_history,
+    commands_market,
+    commands_ops,
+    commands_reports,
+)
 
 app = typer.Typer(
     name="gpuprices",
@@ -22,7 +28,8 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for commands in (commands_data, commands_reports, commands_ops, commands_market):
+for commands in (commands_data, commands_reports, commands_ops, commands_market,
+                 commands_history):
     commands.register(app)
 
 

@@ -44,36 +44,6 @@ def serve(
     serve_flows(refresh_cron, report_cron, str(settings.warehouse.resolve()), offline=offline)
 
 
-def backfill(
-    source: Annotated[str, typer.Argument(help="history format; only 'skypilot' for now")],
-    directory: Annotated[Path, typer.Argument(exists=True, file_okay=False,
-                                              help="<cloud>/<YYYY-MM-DD>_vms.csv + MANIFEST.csv")],
-    warehouse: WarehouseOpt = None,
-    fmt: FormatOpt = Format.table,
-) -> None:
-    """Import dated catalog snapshots as history (idempotent: a re-import adds nothing)."""
-    import polars as pl
-
-    from flows.backfill import backfill_skypilot
-    from warehouse.connection import WarehouseError, open_warehouse
-
-    if source != "skypilot":
-        raise fail(f"no backfill for {source!r}; supported: skypilot", 2)
-    settings = load_settings(warehouse=warehouse)
-    try:
-        with open_warehouse(settings.warehouse) as con:
-            results = backfill_skypilot(con, directory, archive_root=settings.archive_root)
-    except (WarehouseError, FileNotFoundError) as exc:
-        raise fail(str(exc)) from None
-    frame = pl.DataFrame([
-        {"snapshot": r.day, "clouds": ", ".join(r.clouds), "status": r.status,
-         "rows_stored": r.rows_stored, "rows_quarantined": r.rows_quarantined,
-         "capture": r.capture_id[:12], "error": r.error} for r in results])
-    print_frame(frame, fmt, title=f"backfill {source} from {directory}")
-    if any(r.status in ("failed", "rejected") for r in results):
-        raise fail("some snapshots did not land (see error column)")
-
-
 def reparse(
     source: Annotated[str | None, typer.Option("--source", "-s", help="only this source")]
     = None,
@@ -205,6 +175,6 @@ def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -
 
 
 def register(app: typer.Typer) -> None:
-    for command in (serve, backfill, reparse, export, publish):
+    for command in (serve, reparse, export, publish):
         app.command()(command)
     app.add_typer(alerts_app, name="alerts")

@@ -7,7 +7,7 @@ inside the commands so `gpuprices --help` stays fast.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -139,44 +139,6 @@ def cheapest(
     print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)")
 
 
-def history(
-    gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
-    days: Annotated[int, typer.Option(help="days of history",
-                                      callback=in_range(1, 3660))] = 90,
-    provider: ProviderOpt = None,
-    pricing: Annotated[list[str] | None, typer.Option(help="pricing (repeatable; default "
-                                                      "on_demand)")] = None,
-    plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
-    warehouse: WarehouseOpt = None,
-    fmt: FormatOpt = Format.table,
-) -> None:
-    """Cheapest price per day for GPU (a family means its cheapest variant that day)."""
-    import polars as pl
-
-    from reports.charts import plot_daily, sparkline
-    from reports.queries import daily_cheapest_history
-
-    models = _models([gpu])
-    until = datetime.now(UTC).date()
-    since = until - timedelta(days=days)
-    with read_warehouse(warehouse) as con:
-        rows = daily_cheapest_history(con, models, since=since, until=until,
-                                      pricing=_pricing(pricing or ["on_demand"]),
-                                      providers=provider)
-    daily = (rows.sort("usd_per_gpu_hour", "gpu_model").group_by("day", maintain_order=True)
-             .first().sort("day"))
-    if daily.height == 0:
-        raise fail(f"no {gpu} prices in the last {days} days")
-    print_frame(daily, fmt, title=f"cheapest {gpu} per day")
-    if fmt is Format.table:
-        values = daily["usd_per_gpu_hour"].to_list()
-        typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
-    if plot is not None:
-        series = daily.select(pl.lit(gpu).alias("series"), "day", "usd_per_gpu_hour")
-        plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
-        typer.echo(f"chart: {plot}", err=True)
-
-
 def scenario(
     name: Annotated[str | None, typer.Argument(help="scenario from reports/scenarios.toml")]
     = None,
@@ -248,5 +210,5 @@ def fit(
 
 
 def register(app: typer.Typer) -> None:
-    for command in (report, cheapest, history, scenario, fit):
+    for command in (report, cheapest, scenario, fit):
         app.command()(command)

@@ -95,6 +95,22 @@ def freshness_section(freshness: pl.DataFrame, prices: pl.DataFrame) -> str:
     return "\n".join(parts)
 
 
+def replay_note(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> str:
+    """A plain warning when the prices shown come from offline replays, not live scraping."""
+    runs = refresh_runs(con, run_ids) if run_ids else None
+    if runs is None or not runs.filter(pl.col("offline")).height:
+        return ""
+    history = runs.filter(pl.col("flow") == "backfill").height
+    text = ("**Demo data:** the prices in this report are a replay of snapshots bundled with "
+            "gpuprices (`scrapers/examples/`), not live prices: `refresh --offline` stamps each "
+            "source's bundled example with the time it ran")
+    if history:
+        text += (", and `backfill examples` replayed older dated snapshots one week apart "
+                 "before it (their real as-of dates and where their values come from are in "
+                 "`scrapers/examples/HISTORY.toml` and in each run's note)")
+    return text + "."
+
+
 def footer(con: duckdb.DuckDBPyConnection, prices: pl.DataFrame, as_of: datetime) -> str:
     run_ids = sorted(prices["run_id"].unique().to_list())
     lines = ["---", "",
@@ -140,11 +156,14 @@ def build_report(
                           f"days to {until})", since=since, until=until)
         charts = [path] if path else []
 
+    replayed = replay_note(con, sorted({*prices["run_id"].unique().to_list(),
+                                        *old_prices["run_id"].unique().to_list()}))
     sections = [
         f"# GPU prices: week {week}",
         "",
         f"As of {_when(as_of)}. Prices in USD per GPU-hour unless stated. {STALE_NOTE}",
         "",
+        *([replayed, ""] if replayed else []),
         freshness_section(freshness, prices),
         comparison_section(prices),
         rankings_section(prices, tiers),

@@ -71,6 +71,13 @@ class SourceDef:
     aliases: tuple[str, ...] = ()
     # Environment variables holding this source's secrets (sent in headers, never stored).
     secret_names: tuple[str, ...] = ()
+    # Every address the page has had (oldest first), for archive backfills; empty = (url,).
+    history_urls: tuple[str, ...] = ()
+
+    @property
+    def archive_urls(self) -> tuple[str, ...]:
+        """The addresses to look up in a web archive: `history_urls`, or just `url`."""
+        return self.history_urls or (self.url,)
 
     def fetch(self, client: httpx.Client, settings: HttpSettings) -> RawCapture:
         raw: RawCapture = self.fetch_fn(client, settings)

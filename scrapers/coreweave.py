@@ -252,6 +252,7 @@ SOURCE = SourceDef(
     url=URL,
     example=EXAMPLES_DIR / "coreweave" / "pricing_2026-02-11.html",
     example_as_of="2026-02-11",
+    history_urls=("https://www.coreweave.com/gpu-cloud-pricing", URL),
     fetch_fn=fetch,
     parse_fn=parse,
 )

@@ -369,6 +369,7 @@ SOURCE = SourceDef(
     url=URL,
     example=EXAMPLES_DIR / "lambda-page" / "pricing_2026-02-11.html",
     example_as_of="2026-02-11",
+    history_urls=("https://lambdalabs.com/service/gpu-cloud", URL),
     fetch_fn=fetch,
     parse_fn=parse,
 )

@@ -113,6 +113,7 @@ SOURCE = SourceDef(
     url=URL,
     example=EXAMPLES_DIR / "modal" / "pricing_2025-06-12.html",
     example_as_of="2025-06-12",
+    history_urls=(URL,),
     fetch_fn=fetch,
     parse_fn=parse,
 )

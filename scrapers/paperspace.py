@@ -283,6 +283,7 @@ SOURCE = SourceDef(
     url=URL,
     example=EXAMPLES_DIR / "paperspace" / "pricing_2026-03-21.html",
     example_as_of="2026-03-21",
+    history_urls=(URL,),
     fetch_fn=fetch,
     parse_fn=parse,
 )

@@ -248,6 +248,7 @@ SOURCE = SourceDef(
     url=URL,
     example=EXAMPLES_DIR / "runpod-page" / "pricing_2026-02-11.html",
     example_as_of="2026-02-11",
+    history_urls=("https://www.runpod.io/gpu-instance/pricing", URL),
     fetch_fn=fetch,
     parse_fn=parse,
 )

@@ -1,0 +1,321 @@
+"""History commands: `backfill` (wayback, skypilot, opencomputeprices, examples), `history`,
+`changes`.
+
+Registered on the main app by gpuprices.cli; this module's `backfill` group and `history`
+replace the earlier single `backfill` (folder import, kept as `backfill skypilot DIR`) and
+`history` commands. Heavy imports happen inside the commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gpuprices.options import FormatOpt, WarehouseOpt, fail, read_warehouse
+from gpuprices.output import Format, print_frame
+from gpuprices.settings import load_settings
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["backfill_app", "changes", "history", "register"]
+
+DateOpt = Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"], show_default=False)]
+backfill_app = typer.Typer(help="Import dated price history from public archives (idempotent: "
+                           "running again adds nothing; an interrupted run resumes).",
+                           no_args_is_help=True)
+
+
+def _day(value: datetime | None) -> date | None:
+    return value.date() if value else None
+
+
+@contextmanager
+def _writable(warehouse: Path | None) -> Iterator[tuple[duckdb.DuckDBPyConnection, Path]]:
+    from warehouse.connection import WarehouseError, open_warehouse
+
+    settings = load_settings(warehouse=warehouse)
+    try:
+        with open_warehouse(settings.warehouse) as con:
+            yield con, settings.archive_root
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+
+
+@contextmanager
+def _progress(label: str, total: int | None = None) -> Iterator[tuple[Callable[..., None],
+                                                                       Callable[[int], None]]]:
+    """A progress bar: captures done / failed / rows stored; yields (on_progress, set_total)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.description}"), console=console)
+    task = progress.add_task("listing captures ...", total=total)
+
+    def on_progress(state: Any, result: Any) -> None:
+        progress.update(task, completed=state.done,
+                        description=f"failed {state.failed}, rows {state.rows}; "
+                                    f"last {result.key}: {result.status}")
+        if result.status in ("failed", "rejected"):
+            progress.console.print(f"{result.key}: {result.error}", style="red", markup=False,
+                                   highlight=False)
+
+    def set_total(count: int) -> None:
+        progress.update(task, total=count, description="")
+
+    with progress:
+        yield on_progress, set_total
+
+
+def _show(results: list[Any], fmt: Format, title: str) -> None:
+    import polars as pl
+
+    frame = pl.DataFrame([
+        {"capture": r.key, "observed_at": r.observed_at, "status": r.status,
+         "rows_stored": r.rows_stored, "capture_id": (r.capture_id or "")[:12],
+         "fetched": r.fetched, "error": r.error} for r in results],
+        schema_overrides={"error": pl.String})
+    print_frame(frame, fmt, title=title, max_rows=60 if fmt is Format.table else None)
+    done = sum(r.status != "already stored" for r in results)
+    failed = sum(r.status in ("failed", "rejected") for r in results)
+    rows = sum(r.rows_stored for r in results)
+    typer.echo(f"{len(results)} captures: {done} landed now ({failed} failed), "
+               f"{len(results) - done} already stored; {rows} rows stored", err=True)
+
+
+@backfill_app.command("wayback")
+def wayback(
+    source: Annotated[str, typer.Argument(help="a page source, e.g. lambda-page")],
+    since: DateOpt = None,
+    until: DateOpt = None,
+    every: Annotated[str, typer.Option(help="one capture per week, month, or every capture")]
+    = "month",
+    interval: Annotated[float, typer.Option(min=0.2, max=60.0, help="seconds between "
+                                            "requests to the archive")] = 1.0,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Page history from the Wayback Machine (GPUPRICES_BASE_URL_WAYBACK for a mirror)."""
+    import httpx
+
+    from flows.backfill import backfill_wayback
+    from scrapers.base import FetchError, ParseError
+    from scrapers.registry import all_sources, get_source
+    from scrapers.wayback import ArchiveClient, Pacer
+
+    if every not in ("week", "month", "capture"):
+        raise fail(f"--every must be week, month or capture, not {every!r}", 2)
+    try:
+        src = get_source(source)
+    except KeyError as exc:
+        raise fail(str(exc.args[0]), 2) from None
+    if src.kind != "page":
+        pages = sorted(s.name for s in all_sources().values() if s.kind == "page")
+        raise fail(f"{src.name} is not a page source; page sources: {', '.join(pages)}", 2)
+    settings = load_settings(warehouse=warehouse)
+    with (_writable(warehouse) as (con, archive_root),
+          httpx.Client(follow_redirects=True, timeout=settings.http.timeout_s) as client,
+          _progress(f"wayback {src.name}") as (on_progress, set_total)):
+        archive = ArchiveClient(client, settings.http, retries=settings.retries,
+                                backoff_base_s=settings.backoff_base_s,
+                                pacer=Pacer(interval_s=interval))
+        try:
+            results = backfill_wayback(con, archive, src, archive_root=archive_root,
+                                       since=_day(since), until=_day(until),
+                                       every=every,  # type: ignore[arg-type]
+                                       on_progress=on_progress, on_listed=set_total)
+        except (FetchError, ParseError) as exc:  # the index itself could not be read
+            raise fail(f"cannot list captures: {exc}") from None
+    _show(results, fmt, f"wayback {src.name}: {', '.join(src.archive_urls)}")
+
+
+@backfill_app.command("skypilot")
+def skypilot(
+    directory: Annotated[Path | None, typer.Argument(
+        exists=True, file_okay=False, help="a folder of <cloud>/<YYYY-MM-DD>_vms.csv "
+        "(+ MANIFEST.csv)")] = None,
+    git: Annotated[Path | None, typer.Option(
+        "--git", exists=True, file_okay=False, help="a local clone of the SkyPilot catalog: "
+        "read catalogs/v*/<cloud>/vms.csv across its commits")] = None,
+    cloud: Annotated[list[str] | None, typer.Option(help="clouds to read (repeatable; "
+                                                    "default: those the live source reads)")]
+    = None,
+    since: DateOpt = None,
+    until: DateOpt = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """SkyPilot catalog history: a clone's git history (--git) or a folder of snapshots."""
+    if (directory is None) == (git is None):
+        raise fail("give either a snapshot folder or --git PATH", 2)
+    if directory is not None:
+        _skypilot_folder(directory, warehouse, fmt)
+        return
+    from flows.backfill import backfill_skypilot_git
+    from scrapers.registry import get_source
+    from scrapers.skypilot import CLOUDS
+
+    assert git is not None
+    clouds = tuple(c.lower() for c in cloud) if cloud else CLOUDS
+    with (_writable(warehouse) as (con, archive_root),
+          _progress("skypilot git") as (on_progress, _)):
+        try:
+            results = backfill_skypilot_git(con, git, get_source("skypilot"),
+                                            archive_root=archive_root, clouds=clouds,
+                                            since=_day(since), until=_day(until),
+                                            on_progress=on_progress)
+        except RuntimeError as exc:
+            raise fail(str(exc)) from None
+    _show(results, fmt, f"skypilot catalog history in {git}")
+
+
+def _skypilot_folder(directory: Path, warehouse: Path | None, fmt: Format) -> None:
+    import polars as pl
+
+    from flows.backfill import backfill_skypilot
+
+    with _writable(warehouse) as (con, archive_root):
+        try:
+            results = backfill_skypilot(con, directory, archive_root=archive_root)
+        except FileNotFoundError as exc:
+            raise fail(str(exc)) from None
+    frame = pl.DataFrame([
+        {"snapshot": r.day, "clouds": ", ".join(r.clouds), "status": r.status,
+         "rows_stored": r.rows_stored, "rows_quarantined": r.rows_quarantined,
+         "capture": r.capture_id[:12], "error": r.error} for r in results])
+    print_frame(frame, fmt, title=f"backfill skypilot from {directory}")
+    if any(r.status in ("failed", "rejected") for r in results):
+        raise fail("some snapshots did not land (see error column)")
+
+
+@backfill_app.command("opencomputeprices")
+def opencomputeprices(
+    inputs: Annotated[list[str], typer.Argument(help="archive files or URLs (CSV, .csv.gz, "
+                                                "tar.gz)")],
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """OpenComputePrices archive files: each snapshot_date lands at its own time."""
+    import httpx
+
+    from flows.backfill import backfill_ocp_archives
+    from scrapers.base import FetchError, ParseError
+    from scrapers.http import request, with_retries
+    from scrapers.registry import get_source
+
+    for item in inputs:
+        if not item.startswith(("http://", "https://")) and not Path(item).is_file():
+            raise fail(f"no such file: {item}", 2)
+    settings = load_settings(warehouse=warehouse)
+    with (_writable(warehouse) as (con, archive_root),
+          httpx.Client(follow_redirects=True, timeout=settings.http.timeout_s) as client,
+          _progress("opencomputeprices") as (on_progress, _)):
+        def download(url: str) -> bytes:
+            return with_retries(lambda: request(client, settings.http, "opencomputeprices",
+                                                "GET", url).body,
+                                attempts=settings.retries, base_s=settings.backoff_base_s)
+
+        try:
+            results = backfill_ocp_archives(con, inputs, get_source("opencomputeprices"),
+                                            archive_root=archive_root, download=download,
+                                            on_progress=on_progress)
+        except (FetchError, ParseError, OSError) as exc:
+            raise fail(str(exc)) from None
+    _show(results, fmt, "opencomputeprices archives")
+
+
+@backfill_app.command("examples")
+def examples(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
+    """Replay the demo's bundled dated snapshots (scrapers/examples/HISTORY.toml)."""
+    from flows.backfill import replay_examples
+    from scrapers.registry import all_sources
+
+    with _writable(warehouse) as (con, archive_root):
+        results = replay_examples(con, all_sources(), archive_root=archive_root,
+                                  today=datetime.now(UTC).date())
+    _show(results, fmt, "demo history: bundled snapshots replayed before today")
+
+
+def history(
+    gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
+    days: Annotated[int, typer.Option(min=1, max=36600, help="days of history")] = 90,
+    provider: Annotated[list[str] | None, typer.Option("--provider", help="only this "
+                                                       "provider (repeatable)")] = None,
+    pricing: Annotated[list[str] | None, typer.Option(help="pricing (repeatable; default "
+                                                      "on_demand)")] = None,
+    plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Cheapest price per day for GPU, with the source and capture of every point."""
+    import polars as pl
+
+    from reports.charts import plot_daily, sparkline
+    from reports.history import series_points
+    from reports.names import resolve_gpus
+    from schemas.observation import PRICING
+
+    try:
+        models = resolve_gpus([gpu])
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+    chosen = tuple(pricing or ["on_demand"])
+    if unknown := [p for p in chosen if p not in PRICING]:
+        raise fail(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}", 2)
+    until = datetime.now(UTC).date()
+    since = until - timedelta(days=days)
+    with read_warehouse(warehouse) as con:
+        points = series_points(con, models, since=since, until=until, pricing=chosen,
+                               providers=provider)
+    if points.height == 0:
+        raise fail(f"no {gpu} prices in the last {days} days")
+    print_frame(points, fmt, title=f"cheapest {gpu} per day ({', '.join(chosen)})")
+    if fmt is Format.table:
+        values = points["usd_per_gpu_hour"].to_list()
+        typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
+    if plot is not None:
+        series = points.select(pl.lit(gpu).alias("series"), "day", "usd_per_gpu_hour")
+        plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
+        typer.echo(f"chart: {plot}", err=True)
+
+
+def changes(
+    since: Annotated[datetime, typer.Option(formats=["%Y-%m-%d"], help="moves on or after "
+                                            "this day")],
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model or family "
+                                                  "(repeatable)")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", help="only this "
+                                                       "provider (repeatable)")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=100000, help="rows to show")] = 50,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Price moves since a day: old -> new, %, date, provider, offering (newest first)."""
+    from reports.history import price_moves
+    from reports.names import resolve_gpus
+
+    try:
+        models = resolve_gpus(gpu) if gpu else None
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+    with read_warehouse(warehouse) as con:
+        moves = price_moves(con, since=since.date(), gpu_models=models, providers=provider)
+    shown = moves if fmt is not Format.table else moves.select(
+        "changed_on", "provider", "offering", "region", "pricing", "gpu_model",
+        "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "pct_change", "previous_day")
+    print_frame(shown.head(limit), fmt,
+                title=f"price moves since {since.date()} ({moves.height} in all)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the backfill group, history and changes."""
+    app.add_typer(backfill_app, name="backfill")
+    app.command()(history)
+    app.command()(changes)

@@ -1,0 +1,106 @@
+"""The demo has history: bundled dated snapshots replayed before the offline refresh fill every
+report section (week over week, price_change, a chart with lines) whatever day it runs."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.backfill import replay_examples
+from gpuprices.cli import app
+from reports.charts import chart_series, series_models
+from reports.queries import daily_cheapest_history
+from reports.weekly import build_report
+from scrapers.demo_history import load_snapshots, replay_dates
+from scrapers.registry import all_sources
+from warehouse.append import finish_run, start_run
+from warehouse.connection import open_warehouse
+from warehouse.ingest import ingest
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "readme" / "history.md"
+
+
+def demo_warehouse(path: Path, now: datetime) -> None:
+    """`backfill examples` then what `refresh --offline` does, both as of `now`."""
+    sources = all_sources()
+    with open_warehouse(path) as con:
+        replay_examples(con, sources, archive_root=path.parent / "raw", today=now.date())
+        start_run(con, "offline-refresh", "refresh", offline=True)
+        for source in sources.values():
+            ingest(con, source, source.example_capture(now), run_id="offline-refresh",
+                   archive_root=path.parent / "raw")
+        finish_run(con, "offline-refresh", "completed")
+
+
+def section(markdown: str, number: int) -> str:
+    return markdown.split(f"## {number}.")[1].split(f"## {number + 1}.")[0]
+
+
+@pytest.mark.parametrize("now", [datetime(2026, 11, 23, 19, 0, tzinfo=UTC),
+                                 datetime(2031, 3, 1, 0, 5, tzinfo=UTC)])
+def test_every_report_section_fills_whatever_the_day(now: datetime, warehouse_path: Path,
+                                                     tmp_path: Path) -> None:
+    demo_warehouse(warehouse_path, now)
+    with open_warehouse(warehouse_path) as con:
+        report = build_report(con, as_of=now, chart_dir=tmp_path)
+        moves = con.execute("SELECT count(*) FROM price_change").fetchone()[0]
+        history = daily_cheapest_history(
+            con, [m for ms in series_models().values() for m in ms],
+            since=now.date() - timedelta(days=90), until=now.date())
+    assert "**Demo data:**" in report.markdown and "HISTORY.toml" in report.markdown
+    week = section(report.markdown, 4)
+    assert "need at least a week of history" not in week
+    drops = week.split("### Biggest drops")[1].split("###")[0]
+    assert re.search(r"^\| H100 SXM \| \$\d", drops, re.MULTILINE), drops
+    assert moves > 10
+    assert report.charts and report.charts[0].stat().st_size > 0
+    days_per_series = chart_series(history).group_by("series").len()
+    assert days_per_series["len"].max() >= 3  # a line through three days, not a dot
+
+
+def test_replay_dates_are_weekly_steps_before_today() -> None:
+    snapshots = load_snapshots()
+    for today in (date(2026, 11, 23), date(2029, 2, 28)):
+        placed = replay_dates(snapshots, today)
+        lam = sorted((s.as_of, at) for s, at in placed.items() if s.source == "lambda-page")
+        start = datetime(today.year, today.month, today.day, tzinfo=UTC)
+        assert [at for _, at in lam] == [start - timedelta(days=14), start - timedelta(days=7)]
+    assert all(s.file.exists() and s.values_from for s in snapshots)
+
+
+def test_replay_is_idempotent(warehouse_path: Path) -> None:
+    sources = all_sources()
+    with open_warehouse(warehouse_path) as con:
+        first = replay_examples(con, sources, archive_root=warehouse_path.parent,
+                                today=date(2026, 11, 23))
+        again = replay_examples(con, sources, archive_root=warehouse_path.parent,
+                                today=date(2026, 11, 30))
+    assert {r.status for r in first} == {"success"}
+    assert {r.status for r in again} == {"already stored"}
+
+
+def test_history_changes_and_the_documented_queries(warehouse_path: Path) -> None:
+    now = datetime.now(UTC)
+    demo_warehouse(warehouse_path, now)
+    runner = CliRunner()
+    wh = str(warehouse_path)
+    result = runner.invoke(app, ["history", "H100", "-w", wh, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith("day,usd_per_gpu_hour,gpu_model,provider,offering,region,"
+                               "pricing,source,capture,observed_at")
+    assert len(lines) >= 4 and all(re.search(r",[0-9a-f]{12},", ln) for ln in lines[1:])
+    since = (now - timedelta(days=30)).date().isoformat()
+    result = runner.invoke(app, ["changes", "--since", since, "--gpu", "H100", "-w", wh,
+                                 "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "gpu_8x_h100_sxm5" in result.output and "-14.33" in result.output  # 3.49 -> 2.99
+    queries = re.findall(r"```sql\n(.*?)```", DOC.read_text(), re.DOTALL)
+    assert len(queries) == 3
+    with open_warehouse(warehouse_path, read_only=True) as con:
+        for query in queries:
+            assert con.execute(query).fetchall(), query
