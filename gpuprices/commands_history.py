@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpuprices.options import FormatOpt, WarehouseOpt, fail, read_warehouse
+from gpuprices.options import FormatOpt, WarehouseOpt, fail, in_range, read_warehouse
 from gpuprices.output import Format, print_frame
 from gpuprices.settings import load_settings
 
@@ -97,7 +97,7 @@ def wayback(
     until: DateOpt = None,
     every: Annotated[str, typer.Option(help="one capture per week, month, or every capture")]
     = "month",
-    interval: Annotated[float, typer.Option(min=0.2, max=60.0, help="seconds between "
+    interval: Annotated[float, typer.Option(callback=in_range(0.2, 60.0), help="seconds between "
                                             "requests to the archive")] = 1.0,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
@@ -245,7 +245,7 @@ def examples(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> N
 
 def history(
     gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
-    days: Annotated[int, typer.Option(min=1, max=36600, help="days of history")] = 90,
+    days: Annotated[int, typer.Option(callback=in_range(1, 3660), help="days of history")] = 90,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="only this "
                                                        "provider (repeatable)")] = None,
     pricing: Annotated[list[str] | None, typer.Option(help="pricing (repeatable; default "
@@ -293,7 +293,7 @@ def changes(
                                                   "(repeatable)")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="only this "
                                                        "provider (repeatable)")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=100000, help="rows to show")] = 50,
+    limit: Annotated[int, typer.Option(callback=in_range(1, 10_000), help="rows to show")] = 50,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpuprices.options import FormatOpt, WarehouseOpt, fail, read_warehouse
+from gpuprices.options import FormatOpt, WarehouseOpt, fail, in_range, read_warehouse
 from gpuprices.output import Format, print_frame
 from gpuprices.settings import load_settings
 
@@ -184,7 +184,8 @@ def value(
                                         "($/GB-VRAM-hour) or bandwidth ($/(TB/s)-hour)")]
     = "pflop",
     gpu: GpuOpt = None,
-    limit: Annotated[int, typer.Option(help="rows to show")] = 20,
+    limit: Annotated[int, typer.Option(help="rows to show",
+                                       callback=in_range(1, 10_000))] = 20,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -209,8 +210,9 @@ def value(
 
 def cluster(
     gpu: Annotated[str, typer.Option("--gpu", help="GPU model or family, e.g. H100")],
-    gpus: Annotated[int, typer.Option(help="GPUs in the cluster")] = 512,
-    days: Annotated[int, typer.Option(help="days of use")] = 90,
+    gpus: Annotated[int, typer.Option(help="GPUs in the cluster",
+                                      callback=in_range(1, 1_000_000))] = 512,
+    days: Annotated[int, typer.Option(help="days of use", callback=in_range(1, 3660))] = 90,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -247,15 +249,23 @@ def cluster(
 
 def rent_vs_buy(
     gpu: GpuOpt = None,
-    utilization: Annotated[float | None, typer.Option(help="0.01-1")] = None,
-    years: Annotated[float | None, typer.Option(help="depreciation years, 1-15")] = None,
-    cost_of_capital: Annotated[float | None, typer.Option(help="annual, 0-0.5")] = None,
-    usd_per_kwh: Annotated[float | None, typer.Option(help="electricity $/kWh, 0-2")] = None,
-    pue: Annotated[float | None, typer.Option(help="power usage effectiveness, 1-3")] = None,
-    colo: Annotated[float | None, typer.Option(help="colocation $/kW-month, 0-2000")] = None,
+    utilization: Annotated[float | None, typer.Option(help="share of hours used",
+                                                     callback=in_range(0.01, 1.0))] = None,
+    years: Annotated[float | None, typer.Option(help="depreciation years",
+                                               callback=in_range(1.0, 15.0))] = None,
+    cost_of_capital: Annotated[float | None, typer.Option(help="annual rate",
+                                                         callback=in_range(0.0, 0.5))] = None,
+    usd_per_kwh: Annotated[float | None, typer.Option(help="electricity $/kWh",
+                                                     callback=in_range(0.0, 2.0))] = None,
+    pue: Annotated[float | None, typer.Option(help="power usage effectiveness",
+                                             callback=in_range(1.0, 3.0))] = None,
+    colo: Annotated[float | None, typer.Option(help="colocation $/kW-month",
+                                              callback=in_range(0.0, 2000.0))] = None,
     ops_share: Annotated[float | None, typer.Option(help="operations a year as a share of the "
-                                                    "server price, 0-1")] = None,
-    idle_power: Annotated[float | None, typer.Option(help="idle power share, 0-1")] = None,
+                                                    "server price",
+                                                    callback=in_range(0.0, 1.0))] = None,
+    idle_power: Annotated[float | None, typer.Option(help="idle power share",
+                                                    callback=in_range(0.0, 1.0))] = None,
     assumptions: Annotated[Path | None, typer.Option(help="TOML of assumptions (default "
                                                      "reports/tco.toml)")] = None,
     servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
