@@ -82,6 +82,11 @@ def test_query_still_reads_the_warehouse(warehouse: str) -> None:
     (["cheapest", "--min-vram", "0"], "allowed 1 to 2,048"),
     (["history", "H100", "--days", "0"], "allowed 1 to 3,660"),
     (["history", "H100", "--days", "100000"], "allowed 1 to 3,660"),
+    (["changes", "--since", "2026-01-01", "--limit", "0"], "allowed 1 to 10,000"),
+    (["cluster", "--gpu", "H100", "--gpus", "0"], "allowed 1 to 1,000,000"),
+    (["cluster", "--gpu", "H100", "--days", "-1"], "allowed 1 to 3,660"),
+    (["rent-vs-buy", "--pue", "9"], "allowed 1 to 3"),
+    (["rent-vs-buy", "--utilization", "0"], "allowed 0.01 to 1"),
 ])
 def test_numeric_options_have_ranges(warehouse: str, args: list[str], allowed: str) -> None:
     result = runner.invoke(app, [*args, "-w", warehouse])
