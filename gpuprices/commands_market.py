@@ -53,12 +53,6 @@ def _segment(segment: str | None) -> str | None:
     return segment
 
 
-def _range(value: float, name: str, low: float, high: float) -> float:
-    if not low <= value <= high:
-        raise fail(f"{name} must be between {low:g} and {high:g}, not {value:g}", 2)
-    return value
-
-
 def _market_frame(con: object, day: date, models: list[str] | None,
                   segment: str | None) -> tuple[pl.DataFrame, bool]:
     """(market rows of `day`, stored?): the stored table, else computed from the prices."""
@@ -197,7 +191,6 @@ def value(
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
-    _range(limit, "--limit", 1, 10_000)
     models = _models(gpu)
     with read_warehouse(warehouse) as con:
         offers = market_offers(con, datetime.now(UTC))
@@ -222,8 +215,6 @@ def cluster(
     from reports.cluster import cluster_quotes
     from reports.market import market_offers, market_values
 
-    _range(gpus, "--gpus", 1, 1_000_000)
-    _range(days, "--days", 1, 3650)
     models = _models(gpu) or []
     with read_warehouse(warehouse) as con:
         offers = market_offers(con, datetime.now(UTC))
