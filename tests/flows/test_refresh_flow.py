@@ -71,7 +71,7 @@ def test_a_failing_source_does_not_stop_the_others(
     runs = dict(query(isolated, "SELECT source, status FROM scrape_run"))
     assert runs == {"modal": "failed", "vastai": "success", "skypilot-catalog": "success"}
     error = query(isolated, "SELECT error FROM scrape_run WHERE source = 'modal'")[0][0]
-    assert "parse error" in str(error) and "line-item" in str(error)
+    assert "parse error" in str(error) and "layout not recognised" in str(error)
     rows = dict(query(isolated, "SELECT source, count(*) FROM observation GROUP BY source"))
     assert rows == {"vastai": 19, "skypilot-catalog": 63}
     assert query(isolated, "SELECT status, note FROM refresh_run") == [

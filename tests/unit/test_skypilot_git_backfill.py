@@ -74,12 +74,12 @@ def test_each_catalog_state_lands_at_its_commit_time(catalog: Path,
         assert [(r.observed_at, r.status) for r in results] == [
             (at("2024-01-05T07:00:00"), "success"), (at("2024-02-02T14:00:00"), "success"),
             (at("2024-03-01T21:00:00"), "unchanged"), (at("2024-04-01T00:00:00"), "success")]
-        h100 = ("SELECT price_usd_per_hour FROM price_at(TIMESTAMPTZ '{}') "
+        h100 = ("SELECT price_usd_per_hour FROM observations_at(TIMESTAMPTZ '{}') "
                 "WHERE offering = 'gpu_1x_h100_pcie'")
         assert con.execute(h100.format("2024-01-31")).fetchone()[0] == pytest.approx(2.49)
         assert con.execute(h100.format("2024-02-20")).fetchone()[0] == pytest.approx(2.29)
         assert con.execute(h100.format("2024-03-05")).fetchone()[0] == pytest.approx(2.49)
-        rtx = ("SELECT price_usd_per_hour FROM price_at(TIMESTAMPTZ '2024-04-02') "
+        rtx = ("SELECT price_usd_per_hour FROM observations_at(TIMESTAMPTZ '2024-04-02') "
                "WHERE offering = '1x_RTX4090_SECURE'")
         assert con.execute(rtx).fetchone()[0] == pytest.approx(0.59)  # the v6 file, by header
         moves = con.execute("SELECT changed_on, old_price_usd_per_hour, new_price_usd_per_hour "

@@ -65,7 +65,7 @@ def test_captures_land_at_their_own_times(warehouse_path: Path) -> None:
     assert [(r.key, r.status) for r in results] == [
         ("20240110120000", "success"), ("20240301090000", "failed"),
         ("20240415101500", "success"), ("20240520000000", "unchanged")]
-    assert "no '1x/2x/4x/8x' pricing tabs" in (results[1].error or "")
+    assert "layout not recognised" in (results[1].error or "")
     assert sleeps == [1.0]  # the 429's Retry-After, honoured once
     fetched = [p for p in archive.requests if p.startswith("/web/")]
     # the repeated digest of 2024-05-20 is read back from the raw archive, never fetched
@@ -77,7 +77,7 @@ def test_captures_land_at_their_own_times(warehouse_path: Path) -> None:
             "SELECT DISTINCT observed_at FROM observation WHERE source = 'lambda-page'")
             .fetchall()}
         assert times == {at("20240110120000"), at("20240415101500")}
-        h100 = "SELECT price_usd_per_gpu_hour FROM price_at(TIMESTAMPTZ '{}') " \
+        h100 = "SELECT price_usd_per_gpu_hour FROM observations_at(TIMESTAMPTZ '{}') " \
                "WHERE offering = 'gpu_8x_h100_sxm5'"
         assert con.execute(h100.format("2024-02-01")).fetchone()[0] == pytest.approx(3.49)
         assert con.execute(h100.format("2024-05-01")).fetchone()[0] == pytest.approx(2.99)
