@@ -242,6 +242,10 @@ from gpuprices import commands_ops  # noqa: E402  (serve, backfill, reparse, exp
 
 commands_ops.register(app)
 
+from gpuprices import commands_board  # noqa: E402  (board)
+
+commands_board.register(app)
+
 
 def main() -> None:
     try:
