@@ -83,21 +83,20 @@ def tiles_section(data: WeekData) -> str:
     for r in rows:
         change = r["pct_change"]
         if r["old_usd"] is None:
-            move = '<span class="move flat">no price 7 days earlier</span>'
+            move = '<span class="move flat">new: no price 7 days ago</span>'
         elif not change:
             move = '<span class="move flat">± 0% vs 7 days ago</span>'
         else:
             arrow, css = ("▼", "down") if change < 0 else ("▲", "up")
             move = (f'<span class="move {css}">{arrow} {abs(change):.1f}% vs 7 days ago '
                     f"({escape(money(r['old_usd']))})</span>")
-        who = f"cheapest: {escape(r['provider'])} · " if r["provider"] else ""
+        who = f"cheapest at {escape(r['provider'])} · " if r["provider"] else ""
         cards.append(
             f'<article class="tile" data-gpu="{escape(r["gpu_model"])}" '
             f'data-usd="{r["usd_per_gpu_hour"]!r}"><h3>{escape(r["gpu_model"])}</h3>'
             f'<div class="price">{escape(money(r["usd_per_gpu_hour"], r["stale"]))}'
             f"<small> /GPU-h</small></div>{move}"
-            f'<div class="sub">{who}{r["providers"] or 0} providers · {escape(r["basis"])}'
-            "</div></article>")
+            f'<div class="sub">{who}{r["providers"] or 0} providers</div></article>')
     table = sortable_table([
         _text("GPU", "gpu_model"), _usd("$/GPU-h", "usd_per_gpu_hour", "stale"),
         _usd("7 days ago", "old_usd"), Col("change", lambda r: pct(r["pct_change"]),

@@ -15,7 +15,7 @@ from html import escape
 __all__ = ["Dot", "LinePoint", "Series", "dot_plot", "nice_ticks", "slug", "step_chart"]
 
 WIDTH = 640
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 56, 12, 12, 44
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 66, 16, 12, 44
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,8 @@ def step_chart(series: Sequence[Series], *, start: date, end: date, title: str,
     ticks = nice_ticks(top)
     x0, x1 = PLOT_LEFT, WIDTH - PLOT_RIGHT
     y0, y1 = height - PLOT_BOTTOM, PLOT_TOP
-    span = (end - start).days or 1
+    # A little room right of the as-of date so the last points are not cut by the edge.
+    span = max(1, round((end - start).days * 1.02))
 
     def x(day: date) -> float:
         return round(x0 + (day - start).days / span * (x1 - x0), 1)
