@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from html import escape
 
-__all__ = ["Dot", "LinePoint", "Series", "dot_plot", "nice_ticks", "slug", "step_chart"]
+__all__ = ["Dot", "LinePoint", "Series", "dot_plot", "nice_ticks", "slug", "spread_ticks",
+           "step_chart"]
 
 WIDTH = 640
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 66, 16, 12, 44
+# The y-axis title sits above the plot (not rotated at its side), so tick labels can grow on
+# phones (board.css) without colliding with it.
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 16, 30, 44
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +62,23 @@ def nice_ticks(high: float, count: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(round(top / step) + 1)]
 
 
+def spread_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round ticks over [low, high]: from 0 unless every price sits well above it (a dot plot
+    shows spread by position, so it need not start at zero)."""
+    if low < 0.4 * high:
+        return nice_ticks(high, count)
+    step = nice_ticks(high - low, count)[1]
+    start = math.floor(low / step) * step
+    return [round(start + i * step, 10)
+            for i in range(math.ceil((high - start) / step - 1e-9) + 1)]
+
+
 def _money_tick(value: float) -> str:
     if value == 0:
         return "$0"
-    return f"${value:,.0f}" if value >= 10 else f"${value:.2f}".rstrip("0").rstrip(".")
+    if value >= 10 and value == int(value):
+        return f"${value:,.0f}"
+    return f"${value:,.2f}".rstrip("0").rstrip(".")
 
 
 def _date_ticks(start: date, end: date) -> list[tuple[date, str]]:
@@ -121,8 +137,7 @@ def step_chart(series: Sequence[Series], *, start: date, end: date, title: str,
                    f'<text class="tick" x="{x(day)}" y="{y0 + 16}" text-anchor="middle">'
                    f"{text}</text>")
     out.append(f'<text class="axis" x="{x0}" y="{height - 6}">date (UTC)</text>'
-               f'<text class="axis" transform="translate(13 {(y0 + y1) / 2}) rotate(-90)" '
-               'text-anchor="middle">$ per GPU-hour</text>'
+               '<text class="axis" x="4" y="14">$ per GPU-hour</text>'
                f'<line class="frame" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>')
     for s in series:
         if not s.points:
@@ -170,14 +185,16 @@ def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str) -> str:
     for d in dots:
         cheapest[d.row] = min(cheapest.get(d.row, math.inf), d.usd)
     rows = sorted(cheapest, key=lambda r: (cheapest[r], r))
-    left, band = 104, 24
+    left, band = 132, 26
     height = PLOT_TOP + band * max(len(rows), 1) + PLOT_BOTTOM
-    ticks = nice_ticks(max((d.usd for d in dots), default=1.0))
+    low = min((d.usd for d in dots), default=0.0)
+    high = max((d.usd for d in dots), default=1.0)
+    ticks = spread_ticks(low, high)
     x0, x1 = left, WIDTH - PLOT_RIGHT
     y0 = height - PLOT_BOTTOM
 
     def x(usd: float) -> float:
-        return round(x0 + usd / ticks[-1] * (x1 - x0), 1)
+        return round(x0 + (usd - ticks[0]) / (ticks[-1] - ticks[0]) * (x1 - x0), 1)
 
     out = [f'<svg viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(title)}" '
            'class="chart">']
@@ -187,13 +204,13 @@ def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str) -> str:
                    f'text-anchor="middle">{_money_tick(tick)}</text>')
     out.append(f'<text class="axis" x="{(x0 + x1) / 2}" y="{height - 6}" text-anchor="middle">'
                "$ per GPU-hour (whole offering, per GPU)</text>"
-               f'<text class="axis" x="4" y="{PLOT_TOP - 1}">provider</text>')
+               '<text class="axis" x="4" y="14">provider</text>')
     offsets = {g: (i - (len(groups) - 1) / 2) * 4 for i, g in enumerate(groups)}
     for i, row in enumerate(rows):
         cy = PLOT_TOP + band * i + band / 2
         out.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{cy}" y2="{cy}"/>'
                    f'<text class="tick" x="{x0 - 6}" y="{cy + 4}" text-anchor="end">'
-                   f"{escape(row[:14])}</text>")
+                   f"{escape(row[:13])}</text>")
         for d in (d for d in dots if d.row == row):
             index = list(groups).index(d.group) if d.group in groups else 0
             out.append(_marker(_SHAPES[index % len(_SHAPES)], x(d.usd),
