@@ -143,8 +143,9 @@ def history_section(data: WeekData) -> str:
         figures.append(
             f'<figure data-gpu="{escape(model)}"><h3>{escape(model)}</h3>'
             f"{step_chart(series, start=start, end=end, title=title)}"
-            f"<figcaption>{rows.height} price points (each a change of the segment's cheapest "
-            f"price)</figcaption>{details('Table view: points and their sources', table)}"
+            f"<figcaption>{rows.height} price points (each a change of a segment's cheapest "
+            f"price), stored from {rows['day'].min()} to {rows['day'].max()}</figcaption>"
+            f"{details('Table view: points and their sources', table)}"
             "</figure>")
     return (
         '<section id="history"><h2>Price history</h2>'
@@ -160,7 +161,10 @@ def history_section(data: WeekData) -> str:
 def dots_section(data: WeekData) -> str:
     groups = list(dict.fromkeys(DOT_PRICING.values()))
     options, plots = [], []
-    for i, model in enumerate(data.gpus):
+    # Open on the GPU with the most providers: the widest spread to look at.
+    ranked = data.tiles.sort("providers", descending=True, nulls_last=True)["gpu_model"]
+    first = ranked[0] if len(ranked) else None
+    for model in data.gpus:
         points = dot_points(data.prices, model)
         if points.height == 0:
             continue
@@ -171,10 +175,10 @@ def dots_section(data: WeekData) -> str:
             _text("pricing", "group"), _usd("$/GPU-h", "usd_per_gpu_hour", "stale"),
             _num("offers", "offers"), _text("example offering (region)", "example")],
             points.sort("usd_per_gpu_hour").to_dicts())
-        options.append(f'<option value="{escape(model)}"{" selected" if not options else ""}>'
-                       f"{escape(model)}</option>")
+        options.append(f'<option value="{escape(model)}"{" selected" if model == first else ""}'
+                       f">{escape(model)}</option>")
         plots.append(
-            f'<figure class="dotplot{" on" if i == 0 else ""}" data-gpu="{escape(model)}">'
+            f'<figure class="dotplot{" on" if model == first else ""}" data-gpu="{escape(model)}">'
             f"<h3>{escape(model)}: every provider's current price</h3>"
             f"{dot_plot(dots, groups=groups, title=f'{model} prices by provider')}"
             f"{details('Table view', table)}</figure>")

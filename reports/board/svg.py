@@ -163,7 +163,7 @@ _SHAPES = ("circle", "triangle", "square", "diamond")
 
 
 def _marker(shape: str, cx: float, cy: float, css: str, title: str) -> str:
-    r = 5.0
+    r = 6.0
     inner = f"<title>{escape(title)}</title>"
     if shape == "circle":
         return f'<circle class="{css}" cx="{cx}" cy="{cy}" r="{r}">{inner}</circle>'
@@ -178,7 +178,8 @@ def _marker(shape: str, cx: float, cy: float, css: str, title: str) -> str:
     return f'<polygon class="{css}" points="{pts}">{inner}</polygon>'
 
 
-def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str) -> str:
+def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str,
+             width: int = 480) -> str:
     """One row per provider (cheapest first), one marker per price; shape and colour = group."""
     rows: list[str] = []
     cheapest: dict[str, float] = {}
@@ -190,13 +191,13 @@ def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str) -> str:
     low = min((d.usd for d in dots), default=0.0)
     high = max((d.usd for d in dots), default=1.0)
     ticks = spread_ticks(low, high)
-    x0, x1 = left, WIDTH - PLOT_RIGHT
+    x0, x1 = left, width - PLOT_RIGHT
     y0 = height - PLOT_BOTTOM
 
     def x(usd: float) -> float:
         return round(x0 + (usd - ticks[0]) / (ticks[-1] - ticks[0]) * (x1 - x0), 1)
 
-    out = [f'<svg viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(title)}" '
+    out = [f'<svg viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}" '
            'class="chart">']
     for tick in ticks:
         out.append(f'<line class="grid" x1="{x(tick)}" x2="{x(tick)}" y1="{PLOT_TOP}" '
