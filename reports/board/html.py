@@ -61,6 +61,12 @@ def _asset(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
+def _heading(title: str) -> str:
+    """The title with its last word kept whole ('2026-W47' must not break at its hyphen)."""
+    head, _, last = title.rpartition(" ")
+    return f'{escape(head)} <span class="nw">{escape(last)}</span>'
+
+
 def page(*, title: str, as_of_text: str, nav: str, body: str) -> str:
     """A whole HTML document: inline CSS and JS, no external request of any kind."""
     return (
@@ -77,7 +83,7 @@ def page(*, title: str, as_of_text: str, nav: str, body: str) -> str:
         "document.documentElement.classList.add('js')</script>"
         "</head><body>"
         '<header class="top"><div class="wrap">'
-        f'<div><h1>{escape(title)}</h1><p class="asof">Prices as of <time>'
+        f'<div><h1>{_heading(title)}</h1><p class="asof">Prices as of <time>'
         f"{escape(as_of_text)}</time> · USD per GPU-hour unless stated</p></div>"
         f'<div class="tools">{nav}<button type="button" id="theme" '
         'aria-label="switch light/dark theme">◐ theme</button></div>'

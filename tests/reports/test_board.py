@@ -80,7 +80,7 @@ def test_the_index_stays_on_the_newest_week(market: duckdb.DuckDBPyConnection,
     build_board(market, tmp_path, week="2026-W47", as_of=NOW)
     older = build_board(market, tmp_path, week="2026-W46", as_of=NOW - timedelta(days=7))
     assert older.index is None
-    assert "week 2026-W47" in (tmp_path / "index.html").read_text()
+    assert "<title>GPU price board · week 2026-W47</title>" in (tmp_path / "index.html").read_text()
     assert week_pages(tmp_path) == ["2026-W46", "2026-W47"]
     newest = build_board(market, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
     assert 'href="2026-W46.html" rel="prev"' in newest
