@@ -38,6 +38,10 @@ def _when(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "never"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _usd(header: str, key: str, stale_key: str | None = None, digits: int = 2) -> Col:
     return Col(header, lambda r: money(r[key], bool(stale_key and r.get(stale_key)), digits),
                lambda r: r[key], numeric=True)
@@ -96,7 +100,7 @@ def tiles_section(data: WeekData) -> str:
             f'data-usd="{r["usd_per_gpu_hour"]!r}"><h3>{escape(r["gpu_model"])}</h3>'
             f'<div class="price">{escape(money(r["usd_per_gpu_hour"], r["stale"]))}'
             f"<small> /GPU-h</small></div>{move}"
-            f'<div class="sub">{who}{r["providers"] or 0} providers</div></article>')
+            f'<div class="sub">{who}{_count(r["providers"] or 0, "provider")}</div></article>')
     table = sortable_table([
         _text("GPU", "gpu_model"), _usd("$/GPU-h", "usd_per_gpu_hour", "stale"),
         _usd("7 days ago", "old_usd"), Col("change", lambda r: pct(r["pct_change"]),
