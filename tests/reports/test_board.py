@@ -162,3 +162,10 @@ def test_board_command(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["board", str(tmp_path / "x"), "--week", "26-47", "-w",
                                    str(path)])
     assert bad.exit_code == 2
+
+
+def test_an_empty_warehouse_gives_a_page_that_says_so(con: duckdb.DuckDBPyConnection,
+                                                      tmp_path: Path) -> None:
+    html = build_board(con, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
+    assert "No sources registered" in html and "No daily prices stored yet" in html
+    assert tiles(html) == {}
