@@ -22,9 +22,14 @@ __all__ = ["weekly_report", "write_weekly_report"]
 @flow(name="weekly-report", log_prints=True)
 def weekly_report(week: str | None = None, out_dir: str | None = None,
                   warehouse: str | None = None) -> str:
-    """Write data/reports/YYYY-Www.md (+ chart PNGs) for `week` (default: this week so far)."""
-    path, report = write_weekly_report(week, out_dir, warehouse, now=datetime.now(UTC))
-    create_markdown_artifact(key=artifact_key(report.week), markdown=report.markdown,
+    """Write data/reports/YYYY-Www.md (+ chart PNGs) and the HTML board in board/ beside it for
+    `week` (default: this week so far)."""
+    path, report, board = write_weekly_report(week, out_dir, warehouse, now=datetime.now(UTC),
+                                              with_board=True)
+    link = f"
+[Price board for {report.week}]({board.resolve().as_uri()})
+" if board else ""
+    create_markdown_artifact(key=artifact_key(report.week), markdown=report.markdown + link,
                              description=f"GPU price report {report.week} ({path})")
     print(f"weekly report written to {path}")
     return str(Path(path))

@@ -13,6 +13,7 @@ import sys
 import typer
 
 from gpuprices import (
+    commands_board,
     commands_data,
     commands_history,
     commands_market,
@@ -29,7 +30,7 @@ app = typer.Typer(
 )
 
 for commands in (commands_data, commands_reports, commands_ops, commands_market,
-                 commands_history):
+                 commands_history, commands_board):
     commands.register(app)
 
 

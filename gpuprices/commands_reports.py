@@ -71,11 +71,13 @@ def report(
                                              "week so far)")] = None,
     out: Annotated[Path | None, typer.Option(help="output folder (default: reports/ beside "
                                              "the warehouse)")] = None,
+    board: Annotated[bool, typer.Option(help="also write the HTML price board in board/ "
+                                        "beside the report")] = True,
     warehouse: WarehouseOpt = None,
     prefect: PrefectOpt = False,
 ) -> None:
-    """Write the weekly markdown report (and its chart); the Prefect `weekly_report` flow with
-    --prefect or when PREFECT_API_URL is set."""
+    """Write the weekly markdown report (with its chart) and the HTML price board beside it;
+    the Prefect `weekly_report` flow with --prefect or when PREFECT_API_URL is set."""
     settings = load_settings(warehouse=warehouse)
     if not settings.warehouse.exists():
         raise fail(f"no warehouse at {settings.warehouse}: run `gpuprices refresh` first")
@@ -99,8 +101,10 @@ def report(
         else:
             from flows.report_work import write_weekly_report
 
-            path, _ = write_weekly_report(week, out_dir, str(settings.warehouse),
-                                          now=datetime.now(UTC))
+            path, _, page = write_weekly_report(week, out_dir, str(settings.warehouse),
+                                                now=datetime.now(UTC), with_board=board)
+            if page is not None:
+                typer.echo(f"board: {page}")
     except WarehouseError as exc:  # e.g. a refresh holds the file
         raise fail(str(exc)) from None
     typer.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")

@@ -37,4 +37,7 @@ def test_weekly_report_flow(prefect_harness: None, tmp_path: Path) -> None:
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
             key=ArtifactFilterKey(any_=[artifact_key(week)])))
     assert artifacts and artifacts[0].type == "markdown"
-    assert artifacts[0].data == text
+    board = out / "board" / f"{week}.html"
+    assert (out / "board" / "index.html").read_text(encoding="utf-8") == board.read_text(
+        encoding="utf-8")
+    assert artifacts[0].data == text + f"\n[Price board for {week}]({board.resolve().as_uri()})\n"

@@ -1,0 +1,91 @@
+"""The board's pages: one self-contained HTML file per ISO week, index.html = the latest week."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+
+from reports.board.data import WeekData, load_week
+from reports.board.html import page
+from reports.board.sections import (
+    dots_section,
+    freshness_banner,
+    freshness_section,
+    history_section,
+    tables_section,
+    tiles_section,
+    when,
+)
+from reports.scenarios import Scenario
+
+__all__ = ["BoardBuild", "build_board", "render_week", "week_pages"]
+
+WEEK_FILE = re.compile(r"^(\d{4}-W\d{2})\.html$")
+
+
+# ---- pages -------------------------------------------------------------------------------
+
+def _nav(week: str, weeks: Sequence[str]) -> str:
+    ordered = sorted(set(weeks) | {week})
+    i = ordered.index(week)
+    links = ['<a href="index.html">latest</a>']
+    if i > 0:
+        links.append(f'<a href="{ordered[i - 1]}.html" rel="prev">← {ordered[i - 1]}</a>')
+    if i + 1 < len(ordered):
+        links.append(f'<a href="{ordered[i + 1]}.html" rel="next">{ordered[i + 1]} →</a>')
+    return "".join(links)
+
+
+def render_week(con: duckdb.DuckDBPyConnection, data: WeekData, *, weeks: Sequence[str] = (),
+                scenarios: list[Scenario] | None = None) -> str:
+    """One week's page (the index is the same page for the latest week)."""
+    archive = " ".join(f'<a href="{w}.html">{w}</a>' for w in sorted(set(weeks) | {data.week},
+                                                                      reverse=True))
+    body = "".join([
+        freshness_banner(data.freshness), tiles_section(data), history_section(data),
+        dots_section(data), tables_section(con, data, scenarios),
+        freshness_section(data.freshness),
+        f'<section id="weeks"><h2>Weeks</h2><p class="weeks">{archive}</p></section>'])
+    return page(title=f"GPU price board · week {data.week}", as_of_text=when(data.as_of),
+                nav=_nav(data.week, weeks), body=body)
+
+
+def week_pages(out_dir: Path) -> list[str]:
+    """Weeks that already have a page in out_dir."""
+    if not out_dir.is_dir():
+        return []
+    return sorted(m.group(1) for p in out_dir.iterdir() if (m := WEEK_FILE.match(p.name)))
+
+
+@dataclass(frozen=True, slots=True)
+class BoardBuild:
+    week: str
+    page: Path
+    index: Path | None   # None when a newer week's page already is the index
+    bytes_written: int
+
+
+def build_board(con: duckdb.DuckDBPyConnection, out_dir: Path, *, week: str, as_of: datetime,
+                scenarios: list[Scenario] | None = None) -> BoardBuild:
+    """Write `<week>.html` into out_dir, and index.html when this is the newest week there.
+
+    Pages of other weeks already in out_dir are kept (the archive grows week by week) and
+    linked from this one.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = week_pages(out_dir)
+    html = render_week(con, load_week(con, week=week, as_of=as_of), weeks=existing,
+                       scenarios=scenarios)
+    path = out_dir / f"{week}.html"
+    path.write_text(html, encoding="utf-8")
+    index = None
+    if not existing or week >= existing[-1]:
+        index = out_dir / "index.html"
+        index.write_text(html, encoding="utf-8")
+    return BoardBuild(week=week, page=path, index=index,
+                      bytes_written=len(html.encode()) * (2 if index else 1))

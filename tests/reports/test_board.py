@@ -1,0 +1,171 @@
+"""The static price board: its numbers come from the warehouse, its pages are self-contained."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from gpuprices.cli import app
+from reports.board import build_board, week_pages
+from reports.board.data import compress_steps, load_week, market_prices, price_history
+from reports.board.svg import nice_ticks
+from reports.queries import prices_at
+from tests.reports.conftest import NOW, Builder, build_market, offer
+from warehouse.connection import connect
+
+TILE = re.compile(r'<article class="tile" data-gpu="([^"]+)" data-usd="([^"]+)">(.*?)</article>')
+
+
+def tiles(html: str) -> dict[str, tuple[float, str]]:
+    return {m.group(1): (float(m.group(2)), m.group(3)) for m in TILE.finditer(html)}
+
+
+def cheapest_on_demand(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    """Asked of the latest_price view directly, not through the board's code."""
+    return dict(con.execute(
+        "SELECT gpu_model, min(price_usd_per_gpu_hour) FROM latest_price "
+        "WHERE pricing = 'on_demand' AND NOT gpu_only GROUP BY 1").fetchall())
+
+
+def test_tiles_show_the_cheapest_on_demand_price_and_the_weeks_move(
+        market: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    built = build_board(market, tmp_path, week="2026-W47", as_of=NOW)
+    html = built.page.read_text(encoding="utf-8")
+    shown = tiles(html)
+    expected = cheapest_on_demand(market)
+    assert set(shown) == set(expected)  # fewer GPUs than tiles: every GPU gets one
+    assert {gpu: usd for gpu, (usd, _) in shown.items()} == pytest.approx(expected)
+    assert "▼ 20.0% vs 7 days ago ($0.50)" in shown["RTX 4090"][1]  # 0.50 -> 0.40
+    assert "▲ 12.5% vs 7 days ago ($0.80)" in shown["A100 40GB"][1]  # 0.80 -> 0.90
+    assert "± 0%" in shown["A100 80GB"][1]
+    assert "no price 7 days ago" in shown["H100 SXM"][1]
+    assert "$0.53†" in shown["T4"][1]  # aws is 72 h old at NOW: stale, marked
+    assert built.index is not None and built.index.read_text(encoding="utf-8") == html
+
+
+def test_failed_and_stale_sources_are_called_out(market: duckdb.DuckDBPyConnection,
+                                                 tmp_path: Path) -> None:
+    Builder(market).failure("runpod", NOW - timedelta(hours=1), "run-failed",
+                            "HTTP 503 from api.runpod.io")
+    html = build_board(market, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
+    stale = re.search(r'id="stale-sources">(.*?)</p>', html)
+    failed = re.search(r'id="failed-sources">(.*?)</p>', html)
+    assert stale and "aws" in stale.group(1) and "vastai" not in stale.group(1)
+    assert failed and "runpod (failed: HTTP 503 from api.runpod.io)" in failed.group(1)
+
+
+def test_pages_are_self_contained_and_carry_the_as_of_time(
+        market: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    html = build_board(market, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
+    references = re.findall(r'(?:src|href)="([^"]*)"', html)
+    assert all(ref == "data:," or re.fullmatch(r"(index|\d{4}-W\d{2})\.html", ref)
+               for ref in references), references
+    assert "<link rel=\"stylesheet\"" not in html and "<script src" not in html
+    assert "Prices as of <time>2026-11-20 12:00 UTC</time>" in html  # header
+    assert "Prices as of 2026-11-20 12:00 UTC. Built by" in html  # footer
+    for section in ("matrix", "matrix-cheap", "tiers", "scenarios", "fit", "rent-vs-buy",
+                    "freshness", "history", "spread"):
+        assert f'id="{section}"' in html
+    assert "$ per GPU-hour" in html and "date (UTC)" in html  # units on the axes
+
+
+def test_the_index_stays_on_the_newest_week(market: duckdb.DuckDBPyConnection,
+                                            tmp_path: Path) -> None:
+    build_board(market, tmp_path, week="2026-W47", as_of=NOW)
+    older = build_board(market, tmp_path, week="2026-W46", as_of=NOW - timedelta(days=7))
+    assert older.index is None
+    assert "<title>GPU price board · week 2026-W47</title>" in (tmp_path / "index.html").read_text()
+    assert week_pages(tmp_path) == ["2026-W46", "2026-W47"]
+    newest = build_board(market, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
+    assert 'href="2026-W46.html" rel="prev"' in newest
+
+
+def test_market_price_table_is_used_when_the_warehouse_has_one(
+        market: duckdb.DuckDBPyConnection) -> None:
+    market.execute("CREATE TABLE market_price (gpu_model VARCHAR, usd_per_gpu_hour DOUBLE, "
+                   "as_of TIMESTAMPTZ)")
+    market.executemany("INSERT INTO market_price VALUES (?, ?, ?)", [
+        ("RTX 4090", 0.35, NOW - timedelta(days=8)), ("RTX 4090", 0.33, NOW - timedelta(hours=1)),
+        ("RTX 4090", 0.10, NOW + timedelta(days=1))])  # after as_of: not seen
+    frame = market_prices(market, prices_at(market, NOW), NOW)
+    assert frame.to_dicts() == [{"gpu_model": "RTX 4090", "usd_per_gpu_hour": 0.33,
+                                 "provider": None, "stale": False, "basis": "market price"}]
+    week = load_week(market, week="2026-W47", as_of=NOW)
+    assert week.tiles.filter(pl.col("gpu_model") == "RTX 4090")["pct_change"].item() == \
+        pytest.approx(round((0.33 - 0.35) / 0.35 * 100, 1))
+
+
+def test_history_is_daily_for_a_year_then_weekly_and_only_keeps_changes(
+        build: Builder) -> None:
+    build.source("vastai", "vastai")
+    build.source("lambda", "lambda")
+    end = datetime(2026, 11, 20, 6, tzinfo=UTC)
+    old_monday = datetime(2025, 6, 2, 6, tzinfo=UTC)  # > 365 days before `end`
+    build.capture("vastai", old_monday, [offer("vastai", "a", "RTX 4090", 0.90)])
+    build.capture("vastai", old_monday + timedelta(days=2), [offer("vastai", "a", "RTX 4090",
+                                                                   0.80)])
+    for day, price in ((-5, 0.50), (-4, 0.50), (-3, 0.40), (-2, 0.40), (-1, 0.40), (0, 0.45)):
+        build.capture("vastai", end + timedelta(days=day), [offer("vastai", "a", "RTX 4090",
+                                                                  price)])
+    build.capture("lambda", end, [offer("lambda", "l", "RTX 4090", 0.70),
+                                  offer("lambda", "s", "RTX 4090", 0.20, pricing="spot")])
+    history = price_history(build.con, ["RTX 4090"], until=end.date())
+    rows = [(r["segment"], r["day"], r["usd_per_gpu_hour"], r["gap_before"])
+            for r in history.to_dicts()]
+    d = end.date()
+    assert rows == [
+        ("marketplace", date(2025, 6, 4), 0.80, False),  # the week's last day, not Monday's
+        ("marketplace", d - timedelta(days=5), 0.50, True),  # gap: no data for 17 months
+        ("marketplace", d - timedelta(days=3), 0.40, False),
+        ("marketplace", d, 0.45, False),
+        ("neocloud", d, 0.70, False),  # spot is not steady pricing: left out
+    ]
+
+
+def test_compress_steps_keeps_changes_gaps_and_ends() -> None:
+    start = date(2026, 1, 1)
+    frame = pl.DataFrame({
+        "gpu_model": ["X"] * 6, "segment": ["s"] * 6,
+        "day": [start + timedelta(days=i) for i in (0, 1, 2, 30, 31, 32)],
+        "usd_per_gpu_hour": [1.0, 1.0, 1.0, 1.0, 1.0, 2.0]})
+    kept = compress_steps(frame)
+    assert kept["day"].to_list() == [start, start + timedelta(days=2),
+                                     start + timedelta(days=30), start + timedelta(days=32)]
+    assert kept["gap_before"].to_list() == [False, False, True, False]
+
+
+@pytest.mark.parametrize(("high", "ticks"), [(0.83, [0, 0.2, 0.4, 0.6, 0.8, 1.0]),
+                                              (4.0, [0, 1, 2, 3, 4]),
+                                              (11.15, [0, 2.5, 5, 7.5, 10, 12.5])])
+def test_nice_ticks(high: float, ticks: list[float]) -> None:
+    assert nice_ticks(high) == pytest.approx(ticks)
+
+
+def test_board_command(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    con = connect(path)
+    try:
+        build_market(Builder(con), at=datetime.now(UTC))
+    finally:
+        con.close()
+    result = CliRunner().invoke(app, ["board", str(tmp_path / "site"), "-w", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "board:" in result.stdout
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert tiles(index)["RTX 4090"][0] == pytest.approx(0.40)
+    bad = CliRunner().invoke(app, ["board", str(tmp_path / "x"), "--week", "26-47", "-w",
+                                   str(path)])
+    assert bad.exit_code == 2
+
+
+def test_an_empty_warehouse_gives_a_page_that_says_so(con: duckdb.DuckDBPyConnection,
+                                                      tmp_path: Path) -> None:
+    html = build_board(con, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
+    assert "No sources registered" in html and "No daily prices stored yet" in html
+    assert tiles(html) == {}
