@@ -26,9 +26,7 @@ def weekly_report(week: str | None = None, out_dir: str | None = None,
     `week` (default: this week so far)."""
     path, report, board = write_weekly_report(week, out_dir, warehouse, now=datetime.now(UTC),
                                               with_board=True)
-    link = f"
-[Price board for {report.week}]({board.resolve().as_uri()})
-" if board else ""
+    link = f"\n[Price board for {report.week}]({board.resolve().as_uri()})\n" if board else ""
     create_markdown_artifact(key=artifact_key(report.week), markdown=report.markdown + link,
                              description=f"GPU price report {report.week} ({path})")
     print(f"weekly report written to {path}")

@@ -1,7 +1,7 @@
 """What the price board shows, read from the warehouse as polars frames (no HTML here).
 
 Current prices, freshness and every table come from the weekly report's own functions
-(reports.queries.prices_at, source_freshness; the report's section helpers), so the board and
+(reports.queries.current_prices_at, source_freshness; the report section helpers), so the board
 the markdown report cannot disagree. The only SQL of this module is the per-segment price
 history, a question the report does not ask.
 """
@@ -18,7 +18,7 @@ import polars as pl
 
 from reports.changes import cheapest_per_model
 from reports.comparison import catalog_order
-from reports.queries import STEADY_PRICING, prices_at, source_freshness, table_exists
+from reports.queries import STEADY_PRICING, current_prices_at, source_freshness, table_exists
 from schemas.gpus import CATALOG_PATH, UNKNOWN_GPU
 
 __all__ = [
@@ -237,8 +237,8 @@ def _tiles(con: duckdb.DuckDBPyConnection, prices: pl.DataFrame, old_prices: pl.
 def load_week(con: duckdb.DuckDBPyConnection, *, week: str, as_of: datetime,
               history_until: date | None = None) -> WeekData:
     """Everything one week's page shows, as of `as_of`."""
-    prices = prices_at(con, as_of)
-    old_prices = prices_at(con, as_of - timedelta(days=7))
+    prices = current_prices_at(con, as_of)
+    old_prices = current_prices_at(con, as_of - timedelta(days=7))
     gpus = board_gpus(prices)
     history = price_history(con, gpus, until=history_until or as_of.date())
     return WeekData(week=week, as_of=as_of, prices=prices,

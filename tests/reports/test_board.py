@@ -15,7 +15,8 @@ from gpuprices.cli import app
 from reports.board import build_board, week_pages
 from reports.board.data import compress_steps, load_week, market_prices, price_history
 from reports.board.svg import nice_ticks
-from reports.queries import prices_at
+from reports.market_store import ensure_market_tables
+from reports.queries import current_prices_at
 from tests.reports.conftest import NOW, Builder, build_market, offer
 from warehouse.connection import connect
 
@@ -88,14 +89,25 @@ def test_the_index_stays_on_the_newest_week(market: duckdb.DuckDBPyConnection,
 
 def test_market_price_table_is_used_when_the_warehouse_has_one(
         market: duckdb.DuckDBPyConnection) -> None:
-    market.execute("CREATE TABLE market_price (gpu_model VARCHAR, usd_per_gpu_hour DOUBLE, "
-                   "as_of TIMESTAMPTZ)")
-    market.executemany("INSERT INTO market_price VALUES (?, ?, ?)", [
-        ("RTX 4090", 0.35, NOW - timedelta(days=8)), ("RTX 4090", 0.33, NOW - timedelta(hours=1)),
-        ("RTX 4090", 0.10, NOW + timedelta(days=1))])  # after as_of: not seen
-    frame = market_prices(market, prices_at(market, NOW), NOW)
-    assert frame.to_dicts() == [{"gpu_model": "RTX 4090", "usd_per_gpu_hour": 0.33,
-                                 "provider": None, "stale": False, "basis": "market price"}]
+    ensure_market_tables(market)
+    rows = [  # (day, gpu, usd or None when withheld, providers, reason)
+        (NOW.date() - timedelta(days=8), "RTX 4090", 0.35, 3, None),
+        (NOW.date(), "RTX 4090", 0.33, 3, None),
+        (NOW.date() + timedelta(days=1), "RTX 4090", 0.10, 3, None),  # after as_of: not seen
+        (NOW.date(), "A100 40GB", None, 1, "fewer than 3 providers"),
+    ]
+    for day, gpu, usd, providers, reason in rows:
+        market.execute(
+            "INSERT INTO market_price VALUES (?, ?, 'all', ?, 1, 1, 1, 1, 1, ?, ?, 0, [], ?, "
+            "'on_demand', now())", [day, gpu, usd, providers, providers, reason])
+    frame = market_prices(market, current_prices_at(market, NOW), NOW)
+    rtx = frame.filter(pl.col("gpu_model") == "RTX 4090").to_dicts()
+    assert rtx == [{"gpu_model": "RTX 4090", "usd_per_gpu_hour": 0.33, "provider": None,
+                    "stale": False, "basis": "market price (3 providers)"}]
+    a100 = frame.filter(pl.col("gpu_model") == "A100 40GB").row(0, named=True)
+    assert a100["basis"] == ("cheapest on-demand offer (market price withheld: "
+                             "fewer than 3 providers)")
+    assert a100["provider"] is not None  # the offer's provider is named
     week = load_week(market, week="2026-W47", as_of=NOW)
     assert week.tiles.filter(pl.col("gpu_model") == "RTX 4090")["pct_change"].item() == \
         pytest.approx(round((0.33 - 0.35) / 0.35 * 100, 1))

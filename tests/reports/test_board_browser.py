@@ -52,7 +52,7 @@ def test_board_in_headless_chromium(market: duckdb.DuckDBPyConnection, site: Pat
     on_demand = market.execute(
         "SELECT gpu_model, provider, min(price_usd_per_gpu_hour), bool_or(stale) "
         "FROM latest_price WHERE pricing = 'on_demand' AND NOT gpu_only "
-        "AND gpu_model <> 'unknown' GROUP BY ALL").fetchall()
+        "AND gpu_model <> 'unknown' AND available IS NOT FALSE GROUP BY ALL").fetchall()
     stale_at_now = {"aws"}  # 72 h old at NOW (latest_price's own flag uses the real clock)
     with Browser(tmp_path / "profile") as browser:
         page = browser.new_page()

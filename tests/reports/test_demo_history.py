@@ -21,7 +21,7 @@ from warehouse.append import finish_run, start_run
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ingest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "readme" / "history.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
 
 def demo_warehouse(path: Path, now: datetime) -> None:
