@@ -104,12 +104,13 @@ def tiles_section(data: WeekData) -> str:
                              lambda r: r["pct_change"], numeric=True),
         _text("cheapest at", "provider"), _num("providers", "providers"),
         _text("basis", "basis")], rows, table_id="tiles-table")
-    basis = rows[0]["basis"] if rows else "cheapest on-demand offer"
     return (
         '<section id="tiles"><h2>Market price per GPU</h2>'
-        f'<p class="note">The {len(rows)} GPUs offered by the most providers. Price = '
-        f"{escape(basis)} ($/GPU-hour, whole offering, host included); the move compares "
-        "the same measure 7 days before the as-of time.</p>"
+        f'<p class="note">The {len(rows)} GPUs offered by the most providers. Price = the '
+        "market price (median of the providers' medians, reports/market.toml) where it is "
+        "published, else the cheapest on-demand offer, named on the tile (the table view "
+        "says why the market price was withheld); $/GPU-hour, whole offering, host included. "
+        "The move compares the same measure 7 days before the as-of time.</p>"
         f'<div class="tiles">{"".join(cards) or "<p>No prices.</p>"}</div>'
         f"{details('Table view', table)}</section>")
 
