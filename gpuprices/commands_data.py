@@ -43,11 +43,13 @@ def parse(
     fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
     raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=file.read_bytes())
     try:
-        parsed, strategy = src.parse_with_strategy(raw)
-        observations = to_observations(parsed, raw, run_id="parse")
+        report = src.parse_report(raw)
+        observations = to_observations(report.frame, raw, run_id="parse")
     except ParseError as exc:
         raise fail(f"{source} cannot parse {file}: {exc}") from None
-    typer.echo(f"read by strategy: {strategy} ({parsed.height} rows)", err=True)
+    skipped = f"; skipped: {report.skips.describe()}" if report.skips else ""
+    typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows){skipped}",
+               err=True)
     batch = validate_guarded(observations, aggregator=src.aggregator)
     shown = ["provider", "offering", "gpu_name", "gpu_model", "gpu_count", "gpu_memory_gb",
              "region", "pricing", "price_usd_per_hour", "price_usd_per_gpu_hour", "available"]

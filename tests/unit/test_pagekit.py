@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from scrapers.base import ParseError, Parsed, RawCapture, Skips, rows_frame
+from scrapers.base import Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers.pagekit import (
     StrategyParser,
     clean_text,
