@@ -42,6 +42,7 @@ from scrapers.pagekit import (
     clean_text,
     is_hidden,
     json_ld_products,
+    no_price_reason,
     offers_of,
     parse_price,
 )
@@ -227,10 +228,6 @@ _GPU_WORD = re.compile(r"\b(?:NVIDIA|AMD|Tesla|Radeon|Instinct|Gaudi|GeForce|Qua
 _NOT_GPU = re.compile(r"\b(?:EPYC|Xeon|Ryzen|Ice Lake|Genoa|Sapphire Rapids|CPU[- ]only)\b"
                       r"|^\s*(?:v?CPUs?|RAM|Memory|Storage|Disk|NVMe|SSD)\b", re.I)
 _STARS = re.compile(r"(\*{1,4})\s*$")
-_NO_PRICE = {"contact": "contact sales", "talk to": "contact sales", "quote": "contact sales",
-             "call us": "contact sales", "request": "contact sales",
-             "sold out": "sold out", "coming soon": "coming soon", "waitlist": "coming soon"}
-
 
 @dataclass(frozen=True, slots=True)
 class Layout:
@@ -267,16 +264,6 @@ def _exact_column(table: Table, *names: str) -> int | None:
 def _number(text: str) -> float | None:
     match = _NUMBER.match(text.replace(",", ""))
     return float(match.group(1)) if match else None
-
-
-def _no_price_reason(text: str) -> str:
-    low = clean_text(text).lower()
-    for word, reason in _NO_PRICE.items():
-        if word in low:
-            return reason
-    if not low or low in {"-", "–", "—"} or re.fullmatch(r"n/?a\.?", low):
-        return "no price (n/a)"
-    return "no price (unreadable)"
 
 
 def is_gpu_name(name: str) -> bool:
@@ -362,7 +349,7 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
                                 or ("hour" if re.search(r"hour|/\s*hr?\b|\bhr\b|hourly",
                                                         column.header, re.I) else None))
             if price is None:
-                skips.skip(_no_price_reason(text))
+                skips.skip(no_price_reason(text))
                 continue
             row_out = _priced_row(price, column, text, count, per_gpu_rows, notes, skips)
             if row_out is None:

@@ -45,6 +45,7 @@ __all__ = [
     "json_ld_objects",
     "json_ld_products",
     "next_data",
+    "no_price_reason",
     "parse_price",
     "parse_with_strategies",
     "price_unit",
@@ -171,6 +172,27 @@ def parse_price(text: str | None, *, default_period: Period | None = None,
     return PagePrice(amount=float(number), currency=currency, period=period, per_gpu=per_gpu,
                      starting_from=bool(_FROM.search(cleaned[:match.start()] or "")),
                      text=cleaned)
+
+
+_NO_PRICE_WORDS = (("contact", "contact sales"), ("talk to", "contact sales"),
+                   ("quote", "contact sales"), ("call us", "contact sales"),
+                   ("request", "contact sales"), ("sold out", "sold out"),
+                   ("coming soon", "coming soon"), ("waitlist", "coming soon"))
+
+
+def no_price_reason(text: str | None) -> str:
+    """Why a price cell holds no price to store, in the words every page source counts skips
+    by: "contact sales", "sold out", "coming soon", "no price (zero)", "no price (n/a)",
+    "no price (unreadable)"."""
+    low = clean_text(text).lower()
+    for word, reason in _NO_PRICE_WORDS:
+        if word in low:
+            return reason
+    if not low or low in {"-", "–", "—"} or re.fullmatch(r"n/?a\.?", low):
+        return "no price (n/a)"
+    price = parse_price(low, default_currency="USD")
+    return "no price (zero)" if price is not None and price.amount <= 0 else \
+        "no price (unreadable)"
 
 
 _TERM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twelve": 12,

@@ -81,6 +81,9 @@ _PRICES = (
 _LOWEST_ALIAS = re.compile(r"^lowestPrice(?:_(\d+))?$")
 _FLAGS = ("secureCloud", "communityCloud")
 PLACEHOLDER_PRICE = 0.50  # what the API fills in for a cloud that does not offer the type
+# Skip reasons, shared with runpod-page (its 2023 layout embeds these same records).
+PLACEHOLDER_SKIP = "placeholder price 0.50 (no cloud flags)"
+FLAG_OFF_SKIP = "price behind a false cloud flag (placeholder)"
 _PLACEHOLDER_FIELDS = ("securePrice", "communityPrice")
 _MIG = re.compile(r"\s+MIG\b(?:\s+(?P<profile>\d+g\.(?P<gb>\d+)gb))?", re.IGNORECASE)
 PRICE_TOLERANCE = 0.005  # half a cent: anything smaller is float noise, not a different price
@@ -174,10 +177,13 @@ def parse(raw: RawCapture) -> Parsed:
             count, common["gpu_memory_gb"] = fraction
         for field, pricing, flag, lowest_field in _PRICES:
             price = as_float(gpu.get(field))
-            if not price or price <= 0 or not _offered(gpu, flag):
+            if not price or price <= 0:
+                continue
+            if not _offered(gpu, flag):
+                skips.skip(FLAG_OFF_SKIP)
                 continue
             if flagless and field in _PLACEHOLDER_FIELDS and price == PLACEHOLDER_PRICE:
-                skips.skip("placeholder price 0.50 (no cloud flags)")
+                skips.skip(PLACEHOLDER_SKIP)
                 continue
             secure = flag == "secureCloud"
             rows.append({**common, "pricing": pricing, "gpu_count": count,
