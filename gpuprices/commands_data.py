@@ -91,7 +91,8 @@ def query(
 
 
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
-    """Every source: provider, kind, URL, last success, rows last run, status."""
+    """Every source: provider, kind, URL, last success, rows last run, status, and the rows
+    its last successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
     import polars as pl
 
     from scrapers.registry import all_sources
@@ -106,7 +107,8 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
         with read_warehouse(settings.warehouse) as con:
             status = con.execute(
                 "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
-                "last_status, stale, unknown_gpus, last_error FROM source_status").pl()
+                "last_status, stale, unknown_gpus, skipped_last_parse, last_error "
+                "FROM source_status").pl()
     if status is None or status.height == 0:
         frame = registry.with_columns(pl.lit("never run").alias("last_status"))
     else:
