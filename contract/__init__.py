@@ -2,13 +2,15 @@
 
 This package imports nothing of the project, so the layers above it point one way:
 contract <- schemas <- scrapers <- warehouse <- reports <- flows <- gpuprices (the CLI).
-A parser returns a frame of PARSED_SCHEMA from a RawCapture; fetch errors and parse errors
+A parser returns a frame of PARSED_SCHEMA from a RawCapture (or a `Parsed`: the frame plus the
+rows it saw but did not store, counted by reason in `Skips`); fetch errors and parse errors
 are the two ways a source fails; HttpSettings is how sources talk HTTP.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +25,9 @@ __all__ = [
     "FetchError",
     "HttpSettings",
     "ParseError",
+    "Parsed",
     "RawCapture",
+    "Skips",
     "SourceKind",
     "SourceSkipped",
     "conform",
@@ -64,6 +68,36 @@ GLOBAL_REGION = "global"  # for prices that are the same everywhere or name no r
 
 class ParseError(ValueError):
     """The payload is not in the shape this parser knows (layout changed, wrong content)."""
+
+
+class Skips(Counter[str]):
+    """Rows a parser saw but did not store, counted by reason ("contact sales" -> 12).
+
+    A wrong price is worse than none, so a parser skips what it cannot read for sure (no
+    number, another currency, a placeholder ...); the count says what was left out and why.
+    """
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        if count:
+            self[reason] += count
+
+    def describe(self) -> str:
+        """'12 contact sales, 3 hidden row' (most first, then by reason); '' for none."""
+        return ", ".join(f"{n} {reason}" for reason, n in
+                         sorted(self.items(), key=lambda item: (-item[1], item[0])) if n)
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A parser's whole answer: its rows, what it skipped, and the strategy that read them.
+
+    A parse function returns a frame or a Parsed; `SourceDef.parse_report` turns either into
+    a Parsed with the strategy filled in ("api"/"page" when the parser names none).
+    """
+
+    frame: pl.DataFrame
+    skips: Skips = field(default_factory=Skips)
+    strategy: str = ""
 
 
 class SourceSkipped(RuntimeError):

@@ -43,11 +43,13 @@ def parse(
     fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
     raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=file.read_bytes())
     try:
-        parsed, strategy = src.parse_with_strategy(raw)
-        observations = to_observations(parsed, raw, run_id="parse")
+        report = src.parse_report(raw)
+        observations = to_observations(report.frame, raw, run_id="parse")
     except ParseError as exc:
         raise fail(f"{source} cannot parse {file}: {exc}") from None
-    typer.echo(f"read by strategy: {strategy} ({parsed.height} rows)", err=True)
+    skipped = f"; skipped: {report.skips.describe()}" if report.skips else ""
+    typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows){skipped}",
+               err=True)
     batch = validate_guarded(observations, aggregator=src.aggregator)
     shown = ["provider", "offering", "gpu_name", "gpu_model", "gpu_count", "gpu_memory_gb",
              "region", "pricing", "price_usd_per_hour", "price_usd_per_gpu_hour", "available"]
@@ -89,7 +91,8 @@ def query(
 
 
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
-    """Every source: provider, kind, URL, last success, rows last run, status."""
+    """Every source: provider, kind, URL, last success, rows last run, status, and the rows
+    its last successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
     import polars as pl
 
     from scrapers.registry import all_sources
@@ -104,7 +107,8 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
         with read_warehouse(settings.warehouse) as con:
             status = con.execute(
                 "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
-                "last_status, stale, unknown_gpus, last_error FROM source_status").pl()
+                "last_status, stale, unknown_gpus, skipped_last_parse, last_error "
+                "FROM source_status").pl()
     if status is None or status.height == 0:
         frame = registry.with_columns(pl.lit("never run").alias("last_status"))
     else:

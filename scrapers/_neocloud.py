@@ -18,32 +18,31 @@ and how it names things. Rules it applies, from the page's own words:
 - Cells without a price are skipped and counted by reason ("contact sales", "no price (n/a)");
   non-USD prices are never stored as USD (counted "non-USD price"); hidden rows are skipped.
 
-Skips are returned with the rows (`Reading.skipped`) by `NeocloudParser.read`, and logged at
-INFO by `parse`, so a count of "contact sales" cells is visible without failing the parse.
+`read_price_table` adds its skips to the `Skips` it is given; a source's strategy returns
+`page_rows(rows, skips)`, a `Parsed`, so a count of "contact sales" cells reaches
+`gpuprices parse` and the run record without failing the parse.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 import polars as pl
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import GLOBAL_REGION, RawCapture, rows_frame
+from scrapers.base import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
 from scrapers.pagekit import (
     PagePrice,
     Period,
-    StrategyParser,
     Table,
     clean_text,
     is_hidden,
     json_ld_products,
+    no_price_reason,
     offers_of,
     parse_price,
 )
@@ -51,70 +50,25 @@ from scrapers.pagekit import (
 __all__ = [
     "Column",
     "Layout",
-    "NeocloudParser",
-    "Reading",
+    "Reader",
     "billing_increment_from",
     "classify_column",
     "div_grid",
     "footnotes",
     "json_ld_reader",
     "loose_table",
+    "page_rows",
     "read_price_table",
 ]
 
-log = logging.getLogger(__name__)
-
 # --- results --------------------------------------------------------------------------------
 
-
-@dataclass(slots=True)
-class Reading:
-    """Rows one strategy read, and the cells it skipped, by reason."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
-
-    def extend(self, other: Reading) -> None:
-        self.rows.extend(other.rows)
-        self.skipped.update(other.skipped)
+Reader = Callable[[RawCapture, BeautifulSoup], "Parsed | None"]
 
 
-Reader = Callable[[RawCapture, BeautifulSoup], "Reading | None"]
-
-
-@dataclass(frozen=True, slots=True)
-class NeocloudParser:
-    """A page source's parse function: pagekit strategies whose rows come with skip counts."""
-
-    source: str
-    readers: tuple[tuple[str, Reader], ...]
-
-    def read(self, raw: RawCapture) -> tuple[pl.DataFrame, str, Counter[str]]:
-        """Rows, the strategy that read them, and what it skipped (reason -> count)."""
-        readings: dict[str, Reading] = {}
-
-        def strategy(name: str, reader: Reader) -> tuple[str, Callable[..., Any]]:
-            def run(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
-                reading = reader(raw, soup)
-                if reading is None:
-                    return None
-                readings[name] = reading
-                return _dedupe(rows_frame(_fill_memory(reading.rows))) if reading.rows else None
-            return name, run
-
-        parser = StrategyParser(self.source, tuple(strategy(n, r) for n, r in self.readers))
-        frame, used = parser.parse_with_strategy(raw)
-        return frame, used, readings[used].skipped
-
-    def parse_with_strategy(self, raw: RawCapture) -> tuple[pl.DataFrame, str]:
-        frame, used, skipped = self.read(raw)
-        if skipped:
-            log.info("%s: %d rows via %s; skipped %s", self.source, frame.height, used,
-                     dict(sorted(skipped.items())))
-        return frame, used
-
-    def __call__(self, raw: RawCapture) -> pl.DataFrame:
-        return self.parse_with_strategy(raw)[0]
+def page_rows(rows: list[dict[str, Any]], skips: Skips) -> Parsed:
+    """A strategy's answer: its rows (memory filled in, one per offering) and its skips."""
+    return Parsed(_dedupe(rows_frame(_fill_memory(rows))), skips)
 
 
 def _fill_memory(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -274,10 +228,6 @@ _GPU_WORD = re.compile(r"\b(?:NVIDIA|AMD|Tesla|Radeon|Instinct|Gaudi|GeForce|Qua
 _NOT_GPU = re.compile(r"\b(?:EPYC|Xeon|Ryzen|Ice Lake|Genoa|Sapphire Rapids|CPU[- ]only)\b"
                       r"|^\s*(?:v?CPUs?|RAM|Memory|Storage|Disk|NVMe|SSD)\b", re.I)
 _STARS = re.compile(r"(\*{1,4})\s*$")
-_NO_PRICE = {"contact": "contact sales", "talk to": "contact sales", "quote": "contact sales",
-             "call us": "contact sales", "request": "contact sales",
-             "sold out": "sold out", "coming soon": "coming soon", "waitlist": "coming soon"}
-
 
 @dataclass(frozen=True, slots=True)
 class Layout:
@@ -316,30 +266,20 @@ def _number(text: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _no_price_reason(text: str) -> str:
-    low = clean_text(text).lower()
-    for word, reason in _NO_PRICE.items():
-        if word in low:
-            return reason
-    if not low or low in {"-", "–", "—"} or re.fullmatch(r"n/?a\.?", low):
-        return "no price (n/a)"
-    return "no price (unreadable)"
-
-
 def is_gpu_name(name: str) -> bool:
     return bool(_GPU_WORD.search(name)) and not _NOT_GPU.search(name)
 
 
-def read_price_table(table: Table, layout: Layout, *, section: str = "",
+def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str = "",
                      fetched_at: datetime | None = None, notes: dict[str, str] | None = None,
-                     ) -> Reading:
-    """Rows of one price table; every priced cell becomes a row or a counted skip."""
-    reading = Reading()
+                     ) -> list[dict[str, Any]]:
+    """Rows of one price table; every priced cell becomes a row or a count in `skips`."""
+    rows: list[dict[str, Any]] = []
     headers_text = " ".join(table.headers)
     columns = [c for i, h in enumerate(table.headers)
                if (c := classify_column(i, h, section)) is not None]
     if not columns:
-        return reading
+        return rows
     name_col = _find_column(table, ("instance",), ("model",), ("item",), ("configuration",),
                             ("gpu type",), ("gpu",), exclude=("vram", "per gpu", "price"))
     name_col = 0 if name_col is None else name_col
@@ -367,7 +307,7 @@ def read_price_table(table: Table, layout: Layout, *, section: str = "",
         shown_gpu = cell(row, gpu_col) or name
         if not name or not is_gpu_name(shown_gpu):
             if any(parse_price(cell(row, c.index)) for c in columns):
-                reading.skipped["not a GPU offering"] += 1
+                skips.skip("not a GPU offering")
             continue
         count = _number(cell(row, count_col))
         bare = shown_gpu
@@ -395,48 +335,48 @@ def read_price_table(table: Table, layout: Layout, *, section: str = "",
             text = cell(row, column.index)
             if column.kind == "announced" and column not in in_force:
                 if parse_price(text):
-                    reading.skipped["announced future price"] += 1
+                    skips.skip("announced future price")
                 continue
             if column.kind == "on_demand" and in_force:
                 if parse_price(text):
-                    reading.skipped["superseded by an announced price now in force"] += 1
+                    skips.skip("superseded by an announced price now in force")
                 continue
             if column.kind == "dynamic":
                 if parse_price(text):
-                    reading.skipped["dynamic price (re-priced daily)"] += 1
+                    skips.skip("dynamic price (re-priced daily)")
                 continue
             price = parse_price(text, default_period=layout.default_period
                                 or ("hour" if re.search(r"hour|/\s*hr?\b|\bhr\b|hourly",
                                                         column.header, re.I) else None))
             if price is None:
-                reading.skipped[_no_price_reason(text)] += 1
+                skips.skip(no_price_reason(text))
                 continue
-            row_out = _priced_row(price, column, text, count, per_gpu_rows, notes, reading)
+            row_out = _priced_row(price, column, text, count, per_gpu_rows, notes, skips)
             if row_out is None:
                 continue
             pricing = "on_demand" if column.kind == "announced" else column.kind
             suffix = f" {column.suffix}" if column.suffix else ""
-            reading.rows.append({**common, **row_out, "offering": f"{name}{suffix}",
-                                 "pricing": pricing})
-    return reading
+            rows.append({**common, **row_out, "offering": f"{name}{suffix}",
+                         "pricing": pricing})
+    return rows
 
 
 def _priced_row(price: PagePrice, column: Column, text: str, count: float | None,
-                per_gpu_rows: bool, notes: dict[str, str] | None, reading: Reading,
+                per_gpu_rows: bool, notes: dict[str, str] | None, skips: Skips,
                 ) -> dict[str, Any] | None:
     """gpu_count and the whole offering's hourly USD price, or None (a counted skip)."""
     if price.currency != "USD":
-        reading.skipped["non-USD price"] += 1
+        skips.skip("non-USD price")
         return None
     if price.period is None:
-        reading.skipped["price names no period"] += 1
+        skips.skip("price names no period")
         return None
     if price.amount <= 0:
-        reading.skipped["no price (zero)"] += 1
+        skips.skip("no price (zero)")
         return None
     if column.kind == "spot" and price.starting_from and not _flat_rate(text, notes):
         # "from $0.79" over a spot column: the floor of a price that moves with demand.
-        reading.skipped["spot floor (dynamic price, not today's)"] += 1
+        skips.skip("spot floor (dynamic price, not today's)")
         return None
     hourly = price.hourly()
     per_gpu = bool(price.per_gpu) or column.per_gpu
@@ -447,7 +387,7 @@ def _priced_row(price: PagePrice, column: Column, text: str, count: float | None
         return {"gpu_count": count, "price_usd_per_hour": hourly}
     if per_gpu_rows:
         return {"gpu_count": 1.0, "price_usd_per_hour": hourly}
-    reading.skipped["price unit not stated (per GPU or per instance)"] += 1
+    skips.skip("price unit not stated (per GPU or per instance)")
     return None
 
 
@@ -464,21 +404,22 @@ def _flat_rate(text: str, notes: dict[str, str] | None) -> bool:
 def json_ld_reader(layout: Layout) -> Reader:
     """Schema.org Product/Offer prices, when a page carries them: only offers in USD whose
     unit says hour (unitText / unitCode HUR) and whose product names a GPU are read."""
-    def read(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
-        reading = Reading()
+    def read(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
+        rows: list[dict[str, Any]] = []
+        skips = Skips()
         for product in json_ld_products(soup):
             name = clean_text(str(product.get("name") or ""))
             if not is_gpu_name(name):
                 continue
             for offer in offers_of(product):
-                row = _offer_row(layout, name, offer, reading)
+                row = _offer_row(layout, name, offer, skips)
                 if row:
-                    reading.rows.append(row)
-        return reading if reading.rows or reading.skipped else None
+                    rows.append(row)
+        return page_rows(rows, skips) if rows or skips else None
     return read
 
 
-def _offer_row(layout: Layout, name: str, offer: dict[str, Any], reading: Reading,
+def _offer_row(layout: Layout, name: str, offer: dict[str, Any], skips: Skips,
                ) -> dict[str, Any] | None:
     spec = offer.get("priceSpecification")
     spec = spec[0] if isinstance(spec, list) and spec else spec
@@ -488,23 +429,23 @@ def _offer_row(layout: Layout, name: str, offer: dict[str, Any], reading: Readin
     unit = " ".join(str(x) for x in (spec.get("unitText"), spec.get("unitCode"),
                                      offer.get("unitText"), offer.get("description")) if x)
     if currency != "USD":
-        reading.skipped["non-USD price" if currency else "no price (unreadable)"] += 1
+        skips.skip("non-USD price" if currency else "no price (unreadable)")
         return None
     try:
         value = float(amount)
     except (TypeError, ValueError):
-        reading.skipped["no price (unreadable)"] += 1
+        skips.skip("no price (unreadable)")
         return None
     if value <= 0 or not re.search(r"\bHUR\b|hour|/\s*hr?\b", unit, re.I):
-        reading.skipped["price names no period"] += 1
+        skips.skip("price names no period")
         return None
     column = classify_column(0, unit) or Column(0, "on_demand")
     if column.kind in ("dynamic", "announced"):
-        reading.skipped[f"{column.kind} price"] += 1
+        skips.skip(f"{column.kind} price")
         return None
     per_gpu = column.per_gpu or layout.rows_are_gpus
     if not per_gpu:
-        reading.skipped["price unit not stated (per GPU or per instance)"] += 1
+        skips.skip("price unit not stated (per GPU or per instance)")
         return None
     suffix = f" {column.suffix}" if column.suffix else ""
     return {"provider": layout.provider, "offering": f"{name}{suffix}",

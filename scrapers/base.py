@@ -2,7 +2,9 @@
 
 A source has two halves. `fetch(client, settings)` talks HTTP and returns the payload as it
 came (a `RawCapture`); `parse(raw)` is pure and turns that payload into a polars frame with
-the columns of `PARSED_SCHEMA`. Nothing here touches the warehouse or the clock.
+the columns of `PARSED_SCHEMA`, or into a `Parsed` (that frame plus the rows it skipped,
+counted by reason, and the page strategy that read it). Nothing here touches the warehouse or
+the clock.
 
 The contract types themselves live in the bottom package `contract` (every layer may import
 it); they are re-exported here so `from scrapers.base import RawCapture` keeps working.
@@ -22,8 +24,10 @@ from contract import (
     PARSED_SCHEMA,
     FetchError,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceKind,
     SourceSkipped,
     conform,
@@ -42,7 +46,9 @@ __all__ = [
     "FetchError",
     "HttpSettings",
     "ParseError",
+    "Parsed",
     "RawCapture",
+    "Skips",
     "Source",
     "SourceDef",
     "SourceKind",
@@ -85,17 +91,16 @@ class SourceDef:
 
     def parse(self, raw: RawCapture) -> pl.DataFrame:
         """Parse a payload; any failure is a ParseError naming the source (never a bare crash)."""
-        return self.parse_with_strategy(raw)[0]
+        return self.parse_report(raw).frame
 
-    def parse_with_strategy(self, raw: RawCapture) -> tuple[pl.DataFrame, str]:
-        """Rows and the name of the strategy that read them ("api" for non-page parsers)."""
+    def parse_report(self, raw: RawCapture) -> Parsed:
+        """Rows, the rows skipped by reason, and the strategy that read them ("api" for
+        non-page parsers): a parser's frame or Parsed, conformed to PARSED_SCHEMA."""
         try:
-            with_strategy = getattr(self.parse_fn, "parse_with_strategy", None)
-            if with_strategy is not None:
-                frame, strategy = with_strategy(raw)
-            else:
-                frame, strategy = self.parse_fn(raw), "api" if self.kind != "page" else "page"
-            return self._with_provider(conform(frame)), strategy
+            result = self.parse_fn(raw)
+            parsed = result if isinstance(result, Parsed) else Parsed(result)
+            return Parsed(self._with_provider(conform(parsed.frame)), parsed.skips,
+                          parsed.strategy or ("page" if self.kind == "page" else "api"))
         except ParseError:
             raise
         except Exception as exc:  # a shape the parser never saw: wrong types, missing keys ...

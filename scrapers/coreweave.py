@@ -27,7 +27,7 @@ Decisions:
   CoreWeave inference-platform customers, it is not the instance's price, and on the 2026 page
   it is the on-demand price divided by the GPU count (GB200 $42.00 / 4 = $10.50), i.e. it adds
   no price of its own. Each such cell is counted under "inference single-GPU price (inference
-  platform only)" by `parse_with_skips`.
+  platform only)" in the parse's skips (`SOURCE.parse_report(raw).skips`).
 - A row whose GPU count is blank uses `_KNOWN_GPU_COUNTS` (GB200 NVL72: a 4-GPU node, two
   Superchips, as the 2026 page's footnote 1 says), else it is skipped (counted).
 - A cell under a price header that holds a bare number, or a row with more or fewer cells than
@@ -37,20 +37,20 @@ Decisions:
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import polars as pl
 from bs4 import BeautifulSoup, Tag
 
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -64,7 +64,7 @@ from scrapers.pagekit import (
     read_tables,
 )
 
-__all__ = ["NAME", "SOURCE", "URL", "fetch", "parse", "parse_with_skips"]
+__all__ = ["INFERENCE_SKIP", "NAME", "SOURCE", "URL", "fetch", "parse"]
 
 NAME = "coreweave"
 BASE = "https://www.coreweave.com"
@@ -159,7 +159,7 @@ def _columns(table: Table) -> dict[str, int | None]:
     }
 
 
-def _rows_of(table: Table, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
+def _rows_of(table: Table, skips: Skips) -> Iterator[dict[str, Any]]:
     at = _columns(table)
     prices = [k for k in ("on_demand", "spot", "component") if at[k] is not None]
     if at["model"] is None or not prices:
@@ -178,14 +178,14 @@ def _rows_of(table: Table, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
             return _number(cells[index]) if index is not None else None
 
         if at["inference"] is not None and _price(cells[at["inference"]], "inference", name):
-            skipped[INFERENCE_SKIP] += 1
+            skips.skip(INFERENCE_SKIP)
         common = {"provider": "coreweave", "gpu_name": name, "region": table.caption,
                   "gpu_memory_gb": number("vram"), "vcpus": number("vcpus"),
                   "ram_gb": number("ram")}
         if at["component"] is not None:
             price = _price(cells[at["component"]], table.headers[at["component"]], name)
             if price is None:
-                skipped["no price (contact sales / N/A)"] += 1
+                skips.skip("no price (contact sales / N/A)")
                 continue
             yield {**common, "offering": f"{name} (GPU component)", "gpu_count": 1.0,
                    "pricing": "on_demand", "price_usd_per_hour": price, "gpu_only": True,
@@ -193,7 +193,7 @@ def _rows_of(table: Table, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
             continue
         count = number("count") or _KNOWN_GPU_COUNTS.get(name)
         if not count or count != int(count):
-            skipped["no GPU count"] += 1
+            skips.skip("no GPU count")
             continue
         for pricing in ("on_demand", "spot"):
             index = at[pricing]
@@ -201,35 +201,29 @@ def _rows_of(table: Table, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
                 continue
             price = _price(cells[index], table.headers[index], name)
             if price is None:
-                skipped["no price (contact sales / N/A)"] += 1
+                skips.skip("no price (contact sales / N/A)")
                 continue
             yield {**common, "offering": name, "gpu_count": count, "pricing": pricing,
                    "price_usd_per_hour": price, "gpu_only": False}
 
 
-def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
-    """Rows, and the cells not stored, counted by reason."""
-    _accepts(raw)
-    soup = BeautifulSoup(raw.text(), "lxml")
-    return _read(soup)
-
-
-def _read(soup: BeautifulSoup) -> tuple[pl.DataFrame, Counter[str]]:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
+    """Rows of every GPU price table, and the cells not stored, counted by reason."""
     tables = grid_tables(soup) + read_tables(soup)
     if not tables and soup.select(".table-row-v2"):
         raise ParseError("coreweave: price rows without a header row (layout changed?)")
-    skipped: Counter[str] = Counter()
+    skips = Skips()
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, float]] = set()
     for table in tables:
-        for row in _rows_of(table, skipped):
+        for row in _rows_of(table, skips):
             key = (row["offering"], row["pricing"], row["region"], row["price_usd_per_hour"])
             if key in seen:  # the same price shown twice (e.g. a repeated block)
-                skipped["repeated row"] += 1
+                skips.skip("repeated row")
                 continue
             seen.add(key)
             rows.append(row)
-    return rows_frame(rows), skipped
+    return Parsed(rows_frame(rows), skips)
 
 
 def _accepts(raw: RawCapture) -> None:
@@ -238,12 +232,7 @@ def _accepts(raw: RawCapture) -> None:
                          "page; it is reference data for the conformance tests")
 
 
-def _table_strategy(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
-    frame, _ = _read(soup)
-    return frame if frame.height else None
-
-
-parse = StrategyParser(NAME, (("table", _table_strategy),), accepts=_accepts)
+parse = StrategyParser(NAME, (("table", _tables),), accepts=_accepts)
 
 SOURCE = SourceDef(
     name=NAME,

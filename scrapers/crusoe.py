@@ -20,14 +20,15 @@ No public price API is known; the page is the source.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
 
-from scrapers._neocloud import Layout, NeocloudParser, Reading, json_ld_reader, read_price_table
-from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers._neocloud import Layout, json_ld_reader, page_rows, read_price_table
+from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import Table, clean_text, is_hidden, read_tables
+from scrapers.pagekit import StrategyParser, Table, clean_text, is_hidden, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -54,27 +55,29 @@ def _gpu_name(shown: str) -> str:
 LAYOUT = Layout(provider=NAME, gpu_name=_gpu_name)
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
-    reading = Reading()
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for table in read_tables(soup):
-        reading.extend(read_price_table(table, LAYOUT, section=table.caption,
-                                        fetched_at=raw.fetched_at))
-    return reading if reading.rows else None
+        rows += read_price_table(table, LAYOUT, skips, section=table.caption,
+                                        fetched_at=raw.fetched_at)
+    return page_rows(rows, skips)
 
 
-def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     """Each heading row ("GPU model / On-demand / Current spot") and the list items after it."""
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for heading_row in soup.select(".pricing-table-heading"):
         headers = [clean_text(h.get_text(" ", strip=True))
                    for h in heading_row.select(".pricing-heading")]
         parent = heading_row.parent
         if is_hidden(heading_row) or len(headers) < 2 or parent is None:
             continue
-        rows: list[list[str]] = []
+        cells_of: list[list[str]] = []
         for item in parent.select(".w-dyn-item"):
             if is_hidden(item):
-                reading.skipped["hidden row"] += 1
+                skips.skip("hidden row")
                 continue
             heading = item.select_one("h1, h2, h3, h4, h5, .pricing-item-heading")
             if heading is None:
@@ -83,14 +86,14 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
             name = clean_text(" ".join([heading.get_text(" ", strip=True), *tags]))
             cells = [clean_text(c.get_text(" ", strip=True))
                      for c in item.select(".pricing-rich")]
-            rows.append([name, *cells])
-        if rows:
-            reading.extend(read_price_table(Table(headers=headers, rows=rows), LAYOUT,
-                                            fetched_at=raw.fetched_at))
-    return reading if reading.rows else None
+            cells_of.append([name, *cells])
+        if cells_of:
+            rows += read_price_table(Table(headers=headers, rows=cells_of), LAYOUT, skips,
+                                     fetched_at=raw.fetched_at)
+    return page_rows(rows, skips)
 
 
-parse = NeocloudParser(NAME, (
+parse = StrategyParser(NAME, (
     ("json-ld", json_ld_reader(LAYOUT)),
     ("table", _tables),
     ("cards", _cards),

@@ -23,20 +23,21 @@ OAuth2 client credentials; the page stays the keyless default.
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from bs4 import BeautifulSoup
 
 from scrapers._neocloud import (
     Layout,
-    NeocloudParser,
-    Reading,
     json_ld_reader,
     loose_table,
+    page_rows,
     read_price_table,
 )
-from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import read_tables
+from scrapers.pagekit import StrategyParser, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -52,17 +53,18 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
     return request(client, settings, NAME, "GET", url, headers={"Accept": "text/html"})
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     tables = read_tables(soup)
     loose = loose_table(soup)
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for table in [*tables, *([loose] if loose is not None else [])]:
-        reading.extend(read_price_table(table, LAYOUT, section=table.caption,
-                                        fetched_at=raw.fetched_at))
-    return reading if reading.rows else None
+        rows += read_price_table(table, LAYOUT, skips, section=table.caption,
+                                        fetched_at=raw.fetched_at)
+    return page_rows(rows, skips)
 
 
-parse = NeocloudParser(NAME, (
+parse = StrategyParser(NAME, (
     ("json-ld", json_ld_reader(LAYOUT)),
     ("table", _tables),
 ))

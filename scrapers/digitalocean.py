@@ -39,10 +39,18 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import EXAMPLES_DIR, GLOBAL_REGION, HttpSettings, RawCapture, SourceDef
+from scrapers.base import (
+    EXAMPLES_DIR,
+    GLOBAL_REGION,
+    HttpSettings,
+    Parsed,
+    RawCapture,
+    Skips,
+    SourceDef,
+    rows_frame,
+)
 from scrapers.http import request
-from scrapers.pagekit import clean_text, is_hidden, parse_price, read_tables
-from scrapers.skipped_rows import CountedParser, Reading
+from scrapers.pagekit import StrategyParser, clean_text, is_hidden, parse_price, read_tables
 
 NAME = "digitalocean"
 BASE = "https://www.digitalocean.com"
@@ -128,16 +136,16 @@ def _pricing(text: str) -> str | None:
 
 
 def _row(name: str, price_text: str, pricing: str, count: float, specs: dict[str, str],
-         term_text: str, reading: Reading) -> dict[str, Any] | None:
+         term_text: str, skips: Skips) -> dict[str, Any] | None:
     price = parse_price(price_text)
     if price is None:
-        reading.skip("contact sales" if "contact" in price_text.lower() else "no price")
+        skips.skip("contact sales" if "contact" in price_text.lower() else "no price")
         return None
     if price.currency != "USD":
-        reading.skip("not USD")
+        skips.skip("not USD")
         return None
     if price.period != "hour":
-        reading.skip(f"price per {price.period or 'unstated period'}, not per hour")
+        skips.skip(f"price per {price.period or 'unstated period'}, not per hour")
         return None
     offering = name
     if pricing == "reserved":
@@ -167,42 +175,44 @@ def _gpu_count(name: str, specs: dict[str, str]) -> float:
     return float(suffix.group(1)) if suffix else 1.0
 
 
-def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     cards = soup.find_all(lambda t: t.name == "div" and _has_class(t, _CARD))
     if not cards:
         return None
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for card in cards:
         if is_hidden(card):
-            reading.skip("hidden card")
+            skips.skip("hidden card")
             continue
         heading = card.find(["h2", "h3", "h4"])
         box = card.find(lambda t: _has_class(t, _PRICE_BOX))
         name = _clean_name(heading.get_text(" ", strip=True)) if heading else ""
         if not name or box is None:
-            reading.skip("card without a name or price")
+            skips.skip("card without a name or price")
             continue
         pricing = _pricing(clean_text(box.get_text(" ", strip=True)))
         if pricing is None:
-            reading.skip("price label neither on-demand nor reserved")
+            skips.skip("price label neither on-demand nor reserved")
             continue
         price_text = _current_price(box)
         if price_text is None:
             box_text = box.get_text(" ", strip=True).lower()
-            reading.skip("contact sales" if "contact" in box_text and not _MONEY.search(box_text)
+            skips.skip("contact sales" if "contact" in box_text and not _MONEY.search(box_text)
                          else "no single current price")
             continue
         specs = _specs(card)
         row = _row(name, price_text, pricing, _gpu_count(name, specs), specs,
-                   clean_text(card.get_text(" ", strip=True)), reading)
+                   clean_text(card.get_text(" ", strip=True)), skips)
         if row:
-            reading.rows.append(row)
-    return reading
+            rows.append(row)
+    return Parsed(rows_frame(rows), skips)
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     """A table of Droplets: a GPU/Droplet name column and price columns read by header."""
-    reading: Reading | None = None
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for table in read_tables(soup):
         name_col = table.column("gpu", exclude=("memory", "price"))
         if name_col is None:
@@ -210,7 +220,6 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
         price_cols = [i for i, h in enumerate(table.headers) if "price" in h.lower()]
         if name_col is None or not price_cols:
             continue
-        reading = reading or Reading()
         for cells in table.rows:
             name = _clean_name(cells[name_col]) if name_col < len(cells) else ""
             if not name:
@@ -221,16 +230,16 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
                 header = table.headers[col]
                 pricing = _pricing(header) or ("on_demand" if len(price_cols) == 1 else None)
                 if pricing is None or col >= len(cells):
-                    reading.skip("price column neither on-demand nor reserved")
+                    skips.skip("price column neither on-demand nor reserved")
                     continue
                 text = cells[col] + (" /GPU" if "per gpu" in header.lower() else "")
-                row = _row(name, text, pricing, count, {}, header, reading)
+                row = _row(name, text, pricing, count, {}, header, skips)
                 if row:
-                    reading.rows.append(row)
-    return reading
+                    rows.append(row)
+    return Parsed(rows_frame(rows), skips)
 
 
-PARSER = CountedParser(NAME, (("table", _tables), ("cards", _cards)))
+PARSER = StrategyParser(NAME, (("table", _tables), ("cards", _cards)))
 
 SOURCE = SourceDef(
     name=NAME,

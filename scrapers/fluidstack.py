@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
 
-from scrapers._neocloud import Layout, NeocloudParser, Reading, json_ld_reader, read_price_table
-from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers._neocloud import Layout, json_ld_reader, page_rows, read_price_table
+from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import clean_text, read_tables
+from scrapers.pagekit import StrategyParser, clean_text, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -55,16 +56,17 @@ def _gpu_only(soup: BeautifulSoup) -> bool:
                for table in read_tables(soup) for row in table.rows if row)
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     layout = dataclasses.replace(LAYOUT, gpu_only=_gpu_only(soup))
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for table in read_tables(soup):
-        reading.extend(read_price_table(table, layout, section=table.caption,
-                                        fetched_at=raw.fetched_at))
-    return reading if reading.rows else None
+        rows += read_price_table(table, layout, skips, section=table.caption,
+                                        fetched_at=raw.fetched_at)
+    return page_rows(rows, skips)
 
 
-parse = NeocloudParser(NAME, (
+parse = StrategyParser(NAME, (
     ("json-ld", json_ld_reader(LAYOUT)),
     ("table", _tables),
 ))

@@ -39,11 +39,19 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup
 
-from scrapers.base import EXAMPLES_DIR, GLOBAL_REGION, HttpSettings, RawCapture, SourceDef
+from scrapers.base import (
+    EXAMPLES_DIR,
+    GLOBAL_REGION,
+    HttpSettings,
+    Parsed,
+    RawCapture,
+    Skips,
+    SourceDef,
+    rows_frame,
+)
 from scrapers.gcp import ACCELERATORS
 from scrapers.http import request
-from scrapers.pagekit import Table, clean_text, parse_price, read_tables
-from scrapers.skipped_rows import CountedParser, Reading
+from scrapers.pagekit import StrategyParser, Table, clean_text, parse_price, read_tables
 
 NAME = "gcp-page"
 BASE = "https://cloud.google.com"
@@ -123,7 +131,8 @@ def _cell_reader(cells: list[str]) -> Callable[[int | None], str]:
     return lambda i: cells[i] if i is not None and i < len(cells) else ""
 
 
-def _read_table(table: Table, region: str, reading: Reading, seen: set[tuple[str, str]]) -> None:
+def _read_table(table: Table, region: str, rows: list[dict[str, Any]], skips: Skips,
+                seen: set[tuple[str, str]]) -> None:
     machine_col = table.column("machine")
     gpu_col = table.column("gpu", exclude=("price", "cud", "dws"))
     parts_col = table.column("component")
@@ -136,7 +145,7 @@ def _read_table(table: Table, region: str, reading: Reading, seen: set[tuple[str
         parts = cell(parts_col)
         gpus = _GPUS.search(parts)
         if gpus is None or int(gpus.group(1)) == 0:
-            reading.skip("no GPU count in the components")
+            skips.skip("no GPU count in the components")
             continue
         count = int(gpus.group(1)) / int(gpus.group(2) or 1)
         gpu_name, memory = _gpu_name(machine, cell(gpu_col))
@@ -144,28 +153,28 @@ def _read_table(table: Table, region: str, reading: Reading, seen: set[tuple[str
             text = clean_text(cell(index))
             if pricing == "skip":
                 if text and not _NOT_OFFERED.match(text):
-                    reading.skip(suffix)
+                    skips.skip(suffix)
                 continue
             if not text or _NOT_OFFERED.match(text):
-                reading.skip("not offered (N/A or -)")
+                skips.skip("not offered (N/A or -)")
                 continue
             price = parse_price(_PER_ONE.sub(r"/ \1", text))
             header_currency = _CURRENCY_IN_HEADER.search(table.headers[index])
             if price is None:
-                reading.skip("cell holds no price (e.g. a machine name)")
+                skips.skip("cell holds no price (e.g. a machine name)")
                 continue
             if price.currency != "USD" or (header_currency and header_currency.group(1) != "USD"):
-                reading.skip("not USD")
+                skips.skip("not USD")
                 continue
             if price.period is None or price.amount <= 0:
-                reading.skip("price without a period, or zero")
+                skips.skip("price without a period, or zero")
                 continue
             key = (machine + suffix, pricing)
             if key in seen:
-                reading.skip("machine listed twice")
+                skips.skip("machine listed twice")
                 continue
             seen.add(key)
-            reading.rows.append(_row(machine + suffix, gpu_name, count, memory, parts, region,
+            rows.append(_row(machine + suffix, gpu_name, count, memory, parts, region,
                                      pricing, price.hourly()))
 
 
@@ -179,21 +188,22 @@ def _row(offering: str, gpu_name: str, count: float, memory: float | None, parts
     }
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     priced = [t for t in read_tables(soup)
               if t.column("machine") is not None and t.column("component") is not None
               and any(_column_kind(h) not in (None, ("skip", "")) for h in t.headers)]
     if not priced:
         return None
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     region = _region(soup)
     seen: set[tuple[str, str]] = set()
     for table in priced:
-        _read_table(table, region, reading, seen)
-    return reading
+        _read_table(table, region, rows, skips, seen)
+    return Parsed(rows_frame(rows), skips)
 
 
-PARSER = CountedParser(NAME, (("table", _tables),))
+PARSER = StrategyParser(NAME, (("table", _tables),))
 
 SOURCE = SourceDef(
     name=NAME,

@@ -13,8 +13,8 @@ December 2025*" (2025-12 revision) before it is struck through. Such a row is st
 GPU and flavor it names (h100, h100x8) and `available=False`: the price is real, the flavor is
 on its way out. A label or price saying "coming soon" is not a price yet: skipped. Tables with
 and without a GPU Memory column are both read (columns are found by header text); without one
-gpu_memory_gb stays null and the catalog's memory applies. `parse_with_skips` also returns the
-skipped rows counted by reason (CPU flavors, free tiers, coming soon, struck through).
+gpu_memory_gb stays null and the catalog's memory applies. `parse` also returns the skipped
+rows counted by reason (CPU flavors, free tiers, coming soon, struck through): a `Parsed`.
 
 The hardware label is turned into the API's flavor id (t4-small, l4x4, a10g-largex2, a100x8,
 h200, v5e-2x2 ...) so that these rows and the `huggingface-jobs` API rows name the same thing.
@@ -23,18 +23,18 @@ h200, v5e-2x2 ...) so that these rows and the `huggingface-jobs` API rows name t
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
 import httpx
-import polars as pl
 
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -119,10 +119,6 @@ def _column(header: list[str], *names: str) -> int | None:
     return None
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
-    return parse_with_skips(raw)[0]
-
-
 def _status(label: str) -> tuple[str, str | None]:
     """The label without its status words, and the status ('deprecated', 'coming soon' ...)."""
     match = _STATUS.search(label)
@@ -131,7 +127,7 @@ def _status(label: str) -> tuple[str, str | None]:
     return label[: match.start()].strip(), match.group("word").lower()
 
 
-def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
+def parse(raw: RawCapture) -> Parsed:
     """Rows, and the table rows not stored counted by reason."""
     text = raw.text()
     priced = [(h, b) for h, b in _tables(text) if "hardware" in h and "hourly price" in h]
@@ -139,7 +135,7 @@ def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
         raise ParseError("huggingface docs: no table with Hardware and Hourly Price columns "
                          "(page layout changed?)")
     rows: list[dict[str, Any]] = []
-    skipped: Counter[str] = Counter()
+    skips = Skips()
     for header, body in priced:
         at = {
             "hardware": _column(header, "hardware"),
@@ -157,20 +153,20 @@ def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
             if not label:
                 continue
             if "~~" in label:
-                skipped["struck through (removed flavor)"] += 1
+                skips.skip("struck through (removed flavor)")
                 continue
             label, status = _status(label)
             flavor = flavor_of(label)
             if flavor is None:
-                skipped["not a GPU flavor (CPU)"] += 1
+                skips.skip("not a GPU flavor (CPU)")
                 continue
             price_text = cell("price")
             if status == "coming soon" or "soon" in price_text.lower():
-                skipped["coming soon (no price yet)"] += 1
+                skips.skip("coming soon (no price yet)")
                 continue
             price = _PRICE.search(price_text)
             if price is None:
-                skipped["no price (free tier or blank)"] += 1
+                skips.skip("no price (free tier or blank)")
                 continue
             offering, model, count = flavor
             total_vram = size_gb(cell("vram"))
@@ -189,7 +185,7 @@ def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
                 # A deprecated or retiring flavor is priced but on its way out.
                 "available": False if status in ("deprecated", "retiring", "removed") else None,
             })
-    return rows_frame(rows), skipped
+    return Parsed(rows_frame(rows), skips)
 
 
 SOURCES = [

@@ -32,22 +32,22 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup
 
 from scrapers._neocloud import (
     Layout,
-    NeocloudParser,
-    Reading,
     billing_increment_from,
     div_grid,
     json_ld_reader,
+    page_rows,
     read_price_table,
 )
-from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import clean_text, is_hidden, read_tables
+from scrapers.pagekit import StrategyParser, clean_text, is_hidden, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -76,36 +76,36 @@ def _layout(soup: BeautifulSoup) -> Layout:
         soup.get_text(" ", strip=True)))
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     layout = _layout(soup)
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for table in read_tables(soup):
-        reading.extend(read_price_table(table, layout, section=table.caption,
-                                        fetched_at=raw.fetched_at))
-    return reading if reading.rows else None
+        rows += read_price_table(table, layout, skips, section=table.caption,
+                                        fetched_at=raw.fetched_at)
+    return page_rows(rows, skips)
 
 
-def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     layout = _layout(soup)
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for card in soup.select(".page-price_card"):
         if is_hidden(card):
             continue
         title = card.select_one(".page-price_card_top h3, h3, h2")
-        reading.skipped["hidden row"] += sum(
-            1 for r in card.select(".page-price_card_row_item") if is_hidden(r))
+        skips.skip("hidden row", sum(
+            1 for r in card.select(".page-price_card_row_item") if is_hidden(r)))
         table = div_grid(card, header_cells=".page-price_card_head_item",
                          rows=".page-price_card_row_item", cells=".page-price_card_row_item_col",
                          caption=clean_text(title.get_text(" ", strip=True)) if title else "")
         if table is not None:
-            reading.extend(read_price_table(table, layout, section=table.caption,
-                                            fetched_at=raw.fetched_at))
-    if not reading.skipped["hidden row"]:
-        del reading.skipped["hidden row"]
-    return reading if reading.rows else None
+            rows += read_price_table(table, layout, skips, section=table.caption,
+                                            fetched_at=raw.fetched_at)
+    return page_rows(rows, skips)
 
 
-parse = NeocloudParser(NAME, (
+parse = StrategyParser(NAME, (
     ("json-ld", json_ld_reader(LAYOUT)),
     ("table", _tables),
     ("cards", _cards),

@@ -23,6 +23,10 @@ Layouts it reads, tried in this order (`gpuprices parse` names the one that read
    price whose term the page does not state is left out: a commitment of unknown length is not
    comparable with anything.
 
+Rows seen but not stored are counted by reason (`SOURCE.parse_report(raw).skips`): no price
+("CONTACT SALES", "Sold out"), a $0 placeholder, a reserved price without a stated term, a
+cluster price not per GPU.
+
 A page none of these read -> ParseError naming the strategies tried.
 
 The page names no instance type, so `offering` is the Lambda Cloud API name derived from the
@@ -37,15 +41,16 @@ import re
 from typing import Any
 
 import httpx
-import polars as pl
 from bs4 import BeautifulSoup, Tag
 
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -56,6 +61,7 @@ from scrapers.pagekit import (
     Table,
     clean_text,
     commitment_term,
+    no_price_reason,
     parse_price,
     price_unit,
     read_tables,
@@ -210,13 +216,14 @@ def _pick(cells: dict[str, str], *prefixes: str) -> str | None:
     return next((v for k, v in cells.items() if k.startswith(prefixes)), None)
 
 
-def _tabbed_tables(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _tabbed_tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     text = raw.text()
     count_tabs = [(int(m.group(1)), panel) for label, panel in _html_tabs(soup) + _json_tabs(text)
                   if (m := _COUNT_LABEL.match(label))]
     if not count_tabs:
         return None
     rows = _Rows()
+    skips = Skips()
     for count, panel in count_tabs:
         for tr in panel.find_all("tr"):
             cells = _labelled_cells(tr)
@@ -226,6 +233,7 @@ def _tabbed_tables(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
                 continue  # the header row, or a section heading picked up as a row
             price = parse_price(cells[price_label], default_currency="USD")
             if price is None or price.amount <= 0:
+                skips.skip(no_price_reason(cells[price_label]))
                 continue
             period, per_gpu = price_unit(price_label)
             if (price.per_gpu or per_gpu) is not True or (price.period or period) != "hour":
@@ -237,7 +245,7 @@ def _tabbed_tables(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
                           _number(_pick(cells, "VCPU", "CPU")),
                           _gigabytes(_pick(cells, "RAM", "MEMORY")),
                           "on_demand", price.amount * count))
-    return rows_frame(rows.rows)
+    return Parsed(rows_frame(rows.rows), skips)
 
 
 # --- 2023-2024: HubSpot instance rows -------------------------------------------------------
@@ -289,8 +297,9 @@ def _table_term(table: Table) -> str | None:
     return commitment_term(" ".join([table.caption, *table.headers, after]))
 
 
-def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     rows = _Rows()
+    skips = Skips()
     seen_instance_rows = 0
     for table in read_tables(soup):
         reserved_table = "reserved" in table.caption.lower()
@@ -304,11 +313,13 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
                 continue  # a heading row, or not an instance at all
             seen_instance_rows += instance is not None
             if priced is None:
+                skips.skip(no_price_reason(" ".join(cells)))
                 continue
             text, header = priced
             price = parse_price(text)
-            if price is None or price.amount <= 0:
-                continue  # "CONTACT SALES", "Sold out": no price to store
+            if price is None or price.amount <= 0:  # "CONTACT SALES", "Sold out"
+                skips.skip(no_price_reason(text))
+                continue
             if price.currency != "USD":
                 raise ParseError(f"lambda-page: price {text!r} is not in USD")
             header_period, header_per_gpu = price_unit(header)
@@ -329,7 +340,10 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
             if reserved:
                 term = commitment_term(" ".join(cells)) or _table_term(table)
                 if term is None or (instance is None and per_gpu is not True):
-                    continue  # no stated term, or a cluster price not per GPU: not comparable
+                    # not comparable with anything
+                    skips.skip("reserved price without a stated term" if term is None
+                               else "cluster price not per GPU")
+                    continue
                 if instance is None:  # a cluster priced per GPU: one GPU's price
                     rows.add(_row(f"reserved_{term}_{_stem(gpu_name, memory)}", gpu_name, 1,
                                   memory, None, None, "reserved", hourly))
@@ -347,7 +361,7 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
     if not rows.rows and seen_instance_rows:
         raise ParseError(f"lambda-page: {seen_instance_rows} instance rows but no price read "
                          "from any of them (price cells changed?)")
-    return rows_frame(rows.rows)
+    return Parsed(rows_frame(rows.rows), skips)
 
 
 def _not_a_scraped_table(raw: RawCapture) -> None:

@@ -5,7 +5,8 @@ a `div.line-item` holding the name ("Nvidia H100", "Nvidia A100, 80 GB") and a `
 ("$0.001097 / sec"). GPU prices are USD per second per GPU; CPU ("/ core / sec") and memory
 ("/ GiB / sec") line items sit beside them and are not GPU offers. A client-side toggle can
 show per-hour text instead, so "/ h" and "/ hr" units are read too. Class names carry svelte
-hashes, so only the stable `line-item` / `price` classes are matched.
+hashes, so only the stable `line-item` / `price` classes are matched. Line items that are not
+a per-GPU price (CPU, memory) are counted as skipped (`SOURCE.parse_report(raw).skips`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ import re
 from typing import Any
 
 import httpx
-import polars as pl
 from bs4 import BeautifulSoup, Tag
 
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -69,17 +71,20 @@ def _gpu_line(item: Tag) -> tuple[str, float] | None:
     return None
 
 
-def _line_items(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _line_items(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     """The `cards` strategy: visible `div.line-item` cards (2025 SvelteKit page)."""
     items = visible(soup.select("div.line-item"))
     if not items:
         return None  # not this layout: the StrategyParser says which strategies were tried
     rows: list[dict[str, Any]] = []
+    skips = Skips()
     seen: set[str] = set()
     for item in items:
         line = _gpu_line(item)
-        # A page rendered with both toggle states lists each GPU twice: keep the first.
-        if line is None or line[0] in seen:
+        if line is None:
+            skips.skip("not a per-GPU price (CPU, memory)")
+            continue
+        if line[0] in seen:  # a page rendered with both toggle states: keep the first
             continue
         name, per_hour = line
         seen.add(name)
@@ -99,7 +104,7 @@ def _line_items(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
     if not rows:
         raise ParseError(f"modal: {len(items)} line items but no per-GPU price "
                          "('$x / sec'); price table layout changed?")
-    return rows_frame(rows)
+    return Parsed(rows_frame(rows), skips)
 
 
 # Layouts: `cards` = div.line-item + p.price, modal.com/pricing 2025 (rendered capture of

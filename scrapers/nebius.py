@@ -26,22 +26,22 @@ Not on the page: regions, availability, billing increment. No public price API i
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 from bs4 import BeautifulSoup, Tag
 
 from scrapers._neocloud import (
     Layout,
-    NeocloudParser,
-    Reading,
     div_grid,
     footnotes,
     json_ld_reader,
+    page_rows,
     read_price_table,
 )
-from scrapers.base import EXAMPLES_DIR, HttpSettings, RawCapture, SourceDef
+from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import Table, clean_text, read_tables
+from scrapers.pagekit import StrategyParser, Table, clean_text, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -82,16 +82,17 @@ def _div_tables(soup: BeautifulSoup) -> list[Table]:
     return tables
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     notes = footnotes(soup)
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for table in [*read_tables(soup), *_div_tables(soup)]:
-        reading.extend(read_price_table(table, LAYOUT, section=table.caption,
-                                        fetched_at=raw.fetched_at, notes=notes))
-    return reading if reading.rows else None
+        rows += read_price_table(table, LAYOUT, skips, section=table.caption,
+                                        fetched_at=raw.fetched_at, notes=notes)
+    return page_rows(rows, skips)
 
 
-parse = NeocloudParser(NAME, (
+parse = StrategyParser(NAME, (
     ("json-ld", json_ld_reader(LAYOUT)),
     ("table", _tables),
 ))

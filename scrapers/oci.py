@@ -33,7 +33,6 @@ import re
 from typing import Any
 
 import httpx
-import polars as pl
 
 from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
 from scrapers._json import as_float, load_json
@@ -42,13 +41,15 @@ from scrapers.base import (
     GLOBAL_REGION,
     FetchError,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     now_utc,
+    rows_frame,
 )
 from scrapers.http import request
-from scrapers.skipped_rows import Reading
 
 NAME = "oci"
 BASE = "https://apexapps.oracle.com"
@@ -98,18 +99,18 @@ def _items(payload: Any) -> list[dict[str, Any]]:
     return items
 
 
-def _usd_price(item: dict[str, Any], reading: Reading) -> float | None:
+def _usd_price(item: dict[str, Any], skips: Skips) -> float | None:
     localisations = [c for c in item.get("currencyCodeLocalizations") or []
                      if isinstance(c, dict)]
     usd = [c for c in localisations if c.get("currencyCode") == "USD"]
     if not usd:
-        reading.skip("not USD")
+        skips.skip("not USD")
         return None
     prices = [p for p in usd[0].get("prices") or []
               if isinstance(p, dict) and p.get("model") == "PAY_AS_YOU_GO"]
     value = as_float(prices[0].get("value")) if len(prices) == 1 else None
     if value is None or value <= 0:
-        reading.skip("no single PAY_AS_YOU_GO price")
+        skips.skip("no single PAY_AS_YOU_GO price")
         return None
     return value
 
@@ -141,20 +142,20 @@ def _gpu_model(parts: list[str]) -> str | None:
     return None
 
 
-def _row(item: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
+def _row(item: dict[str, Any], skips: Skips) -> dict[str, Any] | None:
     name = str(item.get("displayName") or "")
     metric = str(item.get("metricName") or "").strip().lower()
     if _ON_PREMISES.search(name) or _ON_PREMISES.search(str(item.get("serviceCategory") or "")):
-        reading.skip("on-premises part (Cloud@Customer, Roving Edge)")
+        skips.skip("on-premises part (Cloud@Customer, Roving Edge)")
         return None
     if metric not in ("gpu per hour", "node per hour"):
-        reading.skip(f"unit not per GPU- or node-hour ({metric or 'none'})")
+        skips.skip(f"unit not per GPU- or node-hour ({metric or 'none'})")
         return None
     parts, suffix = _term(_parts(name))
     shape = next((p for p in parts if _SHAPE.match(p)), None)
     if metric == "node per hour":
         if shape not in _NODE_SHAPES:
-            reading.skip("node shape with no known GPU count")
+            skips.skip("node shape with no known GPU count")
             return None
         model, count = _NODE_SHAPES[shape]
         offering = f"OCVS {shape}" if "vmware" in name.lower() else shape
@@ -162,11 +163,11 @@ def _row(item: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
         found = _gpu_model(parts)
         model = _MODEL_ALIASES.get(found.replace("-", " ").strip(), found) if found else ""
         if not model or normalise_gpu_name(model) == UNKNOWN_GPU:
-            reading.skip("name gives no GPU model in the catalog (legacy part)")
+            skips.skip("name gives no GPU model in the catalog (legacy part)")
             return None
         count = 1
         offering = f"GPU {found} ({item.get('partNumber') or 'no part number'})"
-    price = _usd_price(item, reading)
+    price = _usd_price(item, skips)
     if price is None:
         return None
     return {
@@ -177,25 +178,20 @@ def _row(item: dict[str, Any], reading: Reading) -> dict[str, Any] | None:
     }
 
 
-def read(raw: RawCapture) -> Reading:
-    """Rows and skip counts of one price list."""
-    reading = Reading()
+def parse(raw: RawCapture) -> Parsed:
+    """Rows and skip counts of one price list; ParseError when no GPU price is left."""
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for item in _items(load_json(raw.body, what=NAME)):
         text = f"{item.get('displayName') or ''} {item.get('serviceCategory') or ''}"
         if "gpu" not in text.lower():
             continue  # not a GPU part: CPUs, storage, networking ...
-        row = _row(item, reading)
+        row = _row(item, skips)
         if row:
-            reading.rows.append(row)
-    return reading
-
-
-def parse(raw: RawCapture) -> pl.DataFrame:
-    reading = read(raw)
-    if not reading.rows:
-        detail = ", ".join(f"{n} {r}" for r, n in reading.skipped.most_common()) or "no GPU part"
-        raise ParseError(f"oci: no GPU price in the list ({detail})")
-    return reading.frame()
+            rows.append(row)
+    if not rows:
+        raise ParseError(f"oci: no GPU price in the list ({skips.describe() or 'no GPU part'})")
+    return Parsed(rows_frame(rows), skips)
 
 
 SOURCE = SourceDef(

@@ -7,10 +7,12 @@ their header text, then cards:
     json-ld  ->  next-data  ->  data-attributes  ->  table  ->  cards
 
 `parse_with_strategies` runs a source's strategies in that order and returns the first that
-read rows, with its name (`gpuprices parse` prints it). A strategy that does not recognise
-the page returns None; one that recognises the page but finds it broken raises ParseError.
-When none reads the page, the ParseError names every strategy tried and why each declined,
-so a new layout fails loudly instead of yielding a guessed number.
+read rows, with its name (`gpuprices parse` prints it). A strategy returns a frame, or a
+`Parsed` (rows + the rows it skipped, counted by reason: `Skips`); one that does not
+recognise the page returns None; one that recognises the page but finds it broken raises
+ParseError. When none reads the page, the ParseError names every strategy tried, or, when the
+layout was recognised but every row on it was skipped, the skips, so a new layout fails
+loudly instead of yielding a guessed number.
 
 Price text is parsed once, here: `parse_price("$2.99 / GPU / hr")` knows the amount, the
 currency, the period (hour, minute, second, month, year) and whether it is per GPU or per
@@ -28,7 +30,7 @@ from typing import Any, Literal
 import polars as pl
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import ParseError, RawCapture
+from scrapers.base import Parsed, ParseError, RawCapture, Skips
 
 __all__ = [
     "STRATEGY_ORDER",
@@ -43,6 +45,7 @@ __all__ = [
     "json_ld_objects",
     "json_ld_products",
     "next_data",
+    "no_price_reason",
     "parse_price",
     "parse_with_strategies",
     "price_unit",
@@ -169,6 +172,27 @@ def parse_price(text: str | None, *, default_period: Period | None = None,
     return PagePrice(amount=float(number), currency=currency, period=period, per_gpu=per_gpu,
                      starting_from=bool(_FROM.search(cleaned[:match.start()] or "")),
                      text=cleaned)
+
+
+_NO_PRICE_WORDS = (("contact", "contact sales"), ("talk to", "contact sales"),
+                   ("quote", "contact sales"), ("call us", "contact sales"),
+                   ("request", "contact sales"), ("sold out", "sold out"),
+                   ("coming soon", "coming soon"), ("waitlist", "coming soon"))
+
+
+def no_price_reason(text: str | None) -> str:
+    """Why a price cell holds no price to store, in the words every page source counts skips
+    by: "contact sales", "sold out", "coming soon", "no price (zero)", "no price (n/a)",
+    "no price (unreadable)"."""
+    low = clean_text(text).lower()
+    for word, reason in _NO_PRICE_WORDS:
+        if word in low:
+            return reason
+    if not low or low in {"-", "–", "—"} or re.fullmatch(r"n/?a\.?", low):
+        return "no price (n/a)"
+    price = parse_price(low, default_currency="USD")
+    return "no price (zero)" if price is not None and price.amount <= 0 else \
+        "no price (unreadable)"
 
 
 _TERM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twelve": 12,
@@ -382,7 +406,7 @@ def read_tables(soup: BeautifulSoup | Tag, *, heading_tags: tuple[str, ...] = (
 
 # --- running strategies ---------------------------------------------------------------------
 
-Strategy = tuple[str, Callable[[RawCapture, BeautifulSoup], "pl.DataFrame | None"]]
+Strategy = tuple[str, Callable[[RawCapture, BeautifulSoup], "pl.DataFrame | Parsed | None"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,28 +417,32 @@ class StrategyParser:
     strategies: tuple[Strategy, ...]
     accepts: Callable[[RawCapture], None] | None = None  # raises ParseError for non-pages
 
-    def __call__(self, raw: RawCapture) -> pl.DataFrame:
-        return self.parse_with_strategy(raw)[0]
-
-    def parse_with_strategy(self, raw: RawCapture) -> tuple[pl.DataFrame, str]:
+    def __call__(self, raw: RawCapture) -> Parsed:
         return parse_with_strategies(self.source, raw, self.strategies, accepts=self.accepts)
 
 
 def parse_with_strategies(source: str, raw: RawCapture, strategies: Iterable[Strategy], *,
-                          accepts: Callable[[RawCapture], None] | None = None,
-                          ) -> tuple[pl.DataFrame, str]:
-    """The first strategy's rows that read the page, and its name; ParseError naming all tried.
+                          accepts: Callable[[RawCapture], None] | None = None) -> Parsed:
+    """The rows of the first strategy that read the page, its skips and its name; else a
+    ParseError naming every strategy tried (or what was skipped, if rows were seen).
 
-    A strategy returns None (or an empty frame) when the page does not carry its structure.
+    A strategy returns None (or no rows) when the page does not carry its structure.
     """
     if accepts is not None:
         accepts(raw)
     soup = soup_of(raw)
     tried: list[str] = []
+    skipped = Skips()
     for name, strategy in strategies:
-        frame = strategy(raw, soup)
-        if frame is not None and frame.height > 0:
-            return frame, name
+        result = strategy(raw, soup)
+        parsed = Parsed(result) if isinstance(result, pl.DataFrame) else result
+        if parsed is not None and parsed.frame.height > 0:
+            return Parsed(parsed.frame, parsed.skips, name)
+        if parsed is not None:
+            skipped.update(parsed.skips)
         tried.append(name)
+    if skipped:  # the layout was recognised, but every row on it was skipped
+        raise ParseError(f"{source}: no price stored; every row skipped "
+                         f"({skipped.describe()}); tried {', '.join(tried)}")
     raise ParseError(f"{source}: layout not recognised; tried {', '.join(tried) or 'nothing'} "
                      "and none found prices (page redesigned, or not this provider's page?)")

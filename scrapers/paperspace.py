@@ -24,7 +24,9 @@ Prices are per machine (not per GPU) per hour. Layouts it reads, tried in this o
      and a hidden duplicate block of older cards;
    - "Multi-GPU types: 2x 4x 8x" with "multiply the specs and price by the number of GPUs" is a
      rule, not a shown price: those machines are not rows.
-A page none of these read -> ParseError naming the strategies tried.
+Rows seen but not stored are counted by reason (`SOURCE.parse_report(raw).skips`): CPU-only
+machines, "Contact sales" / zero prices, hidden cards, marked prices whose footnote states no
+term. A page none of these read -> ParseError naming the strategies tried.
 """
 
 from __future__ import annotations
@@ -33,15 +35,16 @@ import re
 from typing import Any
 
 import httpx
-import polars as pl
 from bs4 import BeautifulSoup, Tag
 
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -50,6 +53,7 @@ from scrapers.pagekit import (
     StrategyParser,
     clean_text,
     commitment_term,
+    no_price_reason,
     parse_price,
     read_tables,
     visible,
@@ -118,7 +122,7 @@ def _gpu_count(machine: str, gpu: str) -> tuple[float, str]:
     return 1.0, gpu
 
 
-def _rows_of(table: list[list[str]]) -> list[dict[str, Any]]:
+def _rows_of(table: list[list[str]], skips: Skips) -> list[dict[str, Any]]:
     header, *body = table
     cols = _columns(header)
     if "hourly" not in cols or not ({"machine", "gpu"} & cols.keys()):
@@ -126,6 +130,7 @@ def _rows_of(table: list[list[str]]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for cells in body:
         if len(cells) < len(header):
+            skips.skip("row with fewer cells than the header")
             continue
 
         def cell(role: str, cells: list[str] = cells) -> str | None:
@@ -134,7 +139,8 @@ def _rows_of(table: list[list[str]]) -> list[dict[str, Any]]:
         machine = cell("machine") or cell("gpu") or ""
         gpu_text = cell("gpu") or machine
         if _NO_GPU.match(gpu_text.strip()):
-            continue  # a CPU-only machine has no GPU to price
+            skips.skip("CPU-only machine")  # no GPU to price
+            continue
         count, gpu_name = _gpu_count(machine, gpu_text)
         common = {
             "provider": "paperspace",
@@ -147,28 +153,31 @@ def _rows_of(table: list[list[str]]) -> list[dict[str, Any]]:
             "region": GLOBAL_REGION,
         }
         hourly = _money(cell("hourly"))
+        monthly = _money(cell("monthly"))
+        if not (hourly and hourly > 0) and not (monthly and monthly > 0):
+            skips.skip(no_price_reason(cell("hourly")))
         if hourly and hourly > 0:
             rows.append({**common, "pricing": "on_demand", "price_usd_per_hour": hourly,
                          "monthly_fee_usd": _money(cell("fee"))})
-        monthly = _money(cell("monthly"))
         if monthly and monthly > 0:
             rows.append({**common, "pricing": "reserved",
                          "price_usd_per_hour": round(monthly / HOURS_PER_MONTH, 6)})
     return rows
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     rows: list[dict[str, Any]] = []
+    skips = Skips()
     seen: set[tuple[str, str]] = set()
     for table in read_tables(soup):
         if not table.headers or "hourly" not in _columns(table.headers):
             continue
-        for row in _rows_of([table.headers, *table.rows]):
+        for row in _rows_of([table.headers, *table.rows], skips):
             key = (row["offering"], row["pricing"])
             if key not in seen:
                 seen.add(key)
                 rows.append(row)
-    return rows_frame(rows) if rows else None
+    return Parsed(rows_frame(rows), skips)
 
 
 # --- Webflow cards (2024) -------------------------------------------------------------------
@@ -225,9 +234,13 @@ def _card_specs(card: Tag, name: str) -> dict[str, Any]:
     return {"gpu_name": gpu_name, "gpu_memory_gb": memory, "vcpus": vcpus, "ram_gb": ram}
 
 
-def _cards(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     notes = _footnotes(soup)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
+    names = soup.find_all(class_=_CARD_NAME)
+    shown = visible(names)
+    skips = Skips()
+    skips.skip("hidden card", len(names) - len(shown))
 
     def add(row: dict[str, Any]) -> None:
         key = (row["offering"], row["pricing"])
@@ -236,7 +249,7 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
                              f"({rows[key]['price_usd_per_hour']} and {row['price_usd_per_hour']})")
         rows.setdefault(key, row)
 
-    for name_el in visible(soup.find_all(class_=_CARD_NAME)):
+    for name_el in shown:
         name = clean_text(name_el.get_text(" ", strip=True))
         card = _card_of(name_el)
         if not name or card is None:
@@ -247,8 +260,9 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
         amount_text = clean_text(prices[0].get_text(" ", strip=True))
         wrap = prices[0].parent if isinstance(prices[0].parent, Tag) else prices[0]
         price = parse_price(clean_text(wrap.get_text(" ", strip=True)), default_currency="USD")
-        if price is None or price.amount <= 0:
-            continue  # "Contact sales", "Coming soon"
+        if price is None or price.amount <= 0:  # "Contact sales", "Coming soon"
+            skips.skip(no_price_reason(wrap.get_text(" ", strip=True)))
+            continue
         if price.period is None:
             raise ParseError(f"paperspace: card {name!r} price {amount_text!r} names no period")
         common = {"provider": "paperspace", "gpu_count": 1.0, "region": GLOBAL_REGION,
@@ -264,13 +278,15 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
         if term is not None:
             add({**common, "offering": f"{name}_reserved_{term}", "pricing": "reserved",
                  "price_usd_per_hour": round(price.hourly(), 6)})
+        else:
+            skips.skip("marked price whose footnote states no term")
         stated = _FOOTNOTE_ON_DEMAND.search(note)
         if stated and stated.group("name").lower() == name.lower():
             on_demand = parse_price(stated.group("price"))
             if on_demand is not None and on_demand.period is not None:
                 add({**common, "offering": name, "pricing": "on_demand",
                      "price_usd_per_hour": round(on_demand.hourly(), 6)})
-    return rows_frame(list(rows.values())) if rows else None
+    return Parsed(rows_frame(list(rows.values())), skips) if names else None
 
 
 parse = StrategyParser(source=NAME, strategies=(("table", _tables), ("cards", _cards)))

@@ -29,26 +29,26 @@ Facts (../shared/captures/SOURCES.md §2, MORE_SOURCES.md, gpuhunt's runpod prov
   Azure's fractional sizes, so count x memory = the slice's 24 GB), offering = the slice id.
   The card is the type whose id is the slice id before " MIG"; a slice whose card is not in the
   payload is skipped with a counted reason (its fraction would be a guess).
-`parse_with_skips` returns the rows and the prices not stored, counted by reason.
+`parse` returns the rows and the prices not stored, counted by reason (a `Parsed`).
 Prices are the same in every data center, so rows are region "global". Pods bill per second.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
 import httpx
-import polars as pl
 
 from scrapers._json import as_float, load_json
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -81,6 +81,9 @@ _PRICES = (
 _LOWEST_ALIAS = re.compile(r"^lowestPrice(?:_(\d+))?$")
 _FLAGS = ("secureCloud", "communityCloud")
 PLACEHOLDER_PRICE = 0.50  # what the API fills in for a cloud that does not offer the type
+# Skip reasons, shared with runpod-page (its 2023 layout embeds these same records).
+PLACEHOLDER_SKIP = "placeholder price 0.50 (no cloud flags)"
+FLAG_OFF_SKIP = "price behind a false cloud flag (placeholder)"
 _PLACEHOLDER_FIELDS = ("securePrice", "communityPrice")
 _MIG = re.compile(r"\s+MIG\b(?:\s+(?P<profile>\d+g\.(?P<gb>\d+)gb))?", re.IGNORECASE)
 PRICE_TOLERANCE = 0.005  # half a cent: anything smaller is float noise, not a different price
@@ -141,13 +144,9 @@ def _mig_fraction(gpu: dict[str, Any], gpu_id: str,
     return slice_memory / card_memory, card_memory
 
 
-def parse(raw: RawCapture) -> pl.DataFrame:
-    return parse_with_skips(raw)[0]
-
-
-def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
+def parse(raw: RawCapture) -> Parsed:
     rows: list[dict[str, Any]] = []
-    skipped: Counter[str] = Counter()
+    skips = Skips()
     types = _gpu_types(load_json(raw.body, what=NAME))
     flagless = not any(flag in t for t in types for flag in _FLAGS)
     memory_by_id = {str(t.get("id")): as_float(t.get("memoryInGb")) or 0.0 for t in types}
@@ -172,16 +171,19 @@ def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
         if is_slice:
             fraction = _mig_fraction(gpu, gpu_id, memory_by_id)
             if isinstance(fraction, str):
-                skipped[fraction] += sum(
-                    1 for f, *_ in _PRICES if (as_float(gpu.get(f)) or 0) > 0)
+                skips.skip(fraction, sum(
+                    1 for f, *_ in _PRICES if (as_float(gpu.get(f)) or 0) > 0))
                 continue
             count, common["gpu_memory_gb"] = fraction
         for field, pricing, flag, lowest_field in _PRICES:
             price = as_float(gpu.get(field))
-            if not price or price <= 0 or not _offered(gpu, flag):
+            if not price or price <= 0:
+                continue
+            if not _offered(gpu, flag):
+                skips.skip(FLAG_OFF_SKIP)
                 continue
             if flagless and field in _PLACEHOLDER_FIELDS and price == PLACEHOLDER_PRICE:
-                skipped["placeholder price 0.50 (no cloud flags)"] += 1
+                skips.skip(PLACEHOLDER_SKIP)
                 continue
             secure = flag == "secureCloud"
             rows.append({**common, "pricing": pricing, "gpu_count": count,
@@ -203,7 +205,7 @@ def parse_with_skips(raw: RawCapture) -> tuple[pl.DataFrame, Counter[str]]:
                              "vcpus": as_float(quote.get("minVcpu")),
                              "ram_gb": as_float(quote.get("minMemory")),
                              "available": quote.get("stockStatus") is not None})
-    return rows_frame(rows), skipped
+    return Parsed(rows_frame(rows), skips)
 
 
 SOURCE = SourceDef(

@@ -22,7 +22,9 @@ Layouts it reads, tried in this order (`gpuprices parse` names the one that read
    is active). Hidden rows are not read.
 
 Prices are USD per GPU-hour for a 1-GPU pod, billed per second. Zero, empty or placeholder
-prices are never rows. A page none of these read -> ParseError naming the strategies tried.
+prices are never rows; what was seen and not stored is counted by reason
+(`SOURCE.parse_report(raw).skips`: placeholders, false cloud flags, offers naming no cloud).
+A page none of these read -> ParseError naming the strategies tried.
 """
 
 from __future__ import annotations
@@ -31,15 +33,16 @@ import re
 from typing import Any
 
 import httpx
-import polars as pl
 from bs4 import BeautifulSoup, Tag
 
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
     HttpSettings,
+    Parsed,
     ParseError,
     RawCapture,
+    Skips,
     SourceDef,
     rows_frame,
 )
@@ -54,6 +57,7 @@ from scrapers.pagekit import (
     offers_of,
     parse_price,
 )
+from scrapers.runpod_graphql import FLAG_OFF_SKIP, PLACEHOLDER_PRICE, PLACEHOLDER_SKIP
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -61,7 +65,6 @@ NAME = "runpod-page"
 BASE = "https://www.runpod.io"
 PATH = "/pricing"
 URL = BASE + PATH
-PLACEHOLDER_PRICE = 0.5  # what the API fills in for a cloud that does not offer the GPU
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
 # GpuType price field -> (pricing, the cloud flag that must not be false)
 _GPU_TYPE_PRICES = (
@@ -138,8 +141,9 @@ def _available(offer: dict[str, Any]) -> bool | None:
     return not re.search(r"OutOfStock|SoldOut|Discontinued", availability)
 
 
-def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     rows: list[dict[str, Any]] = []
+    skips = Skips()
     for product in json_ld_products(soup):
         name = clean_text(str(product.get("name") or ""))
         if not name:
@@ -153,31 +157,38 @@ def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
             pricing = _cloud_of(offer)
             hourly = _offer_hourly(offer) if pricing else None
             if pricing is None or hourly is None:
+                skips.skip("offer naming neither cloud (or both)" if pricing is None
+                           else "no price (zero or empty)")
                 continue
             rows.append(_row(name, name, pricing, round(hourly, 6),
                              gpu_memory_gb=_memory_in(described), available=_available(offer)))
-    return rows_frame(rows) if rows else None
+    return Parsed(rows_frame(rows), skips)
 
 
 # --- 2023: __NEXT_DATA__ GpuType records ----------------------------------------------------
 
-def _next_data(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _next_data(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     data = next_data(soup)
     if data is None:
         return None
     records = [r for r in find_dicts(data, ("id", "securePrice"))
                if isinstance(r.get("id"), str) and r["id"] not in ("", "unknown")]
     rows: list[dict[str, Any]] = []
+    skips = Skips()
     for record in records:
         for field, pricing, flag in _GPU_TYPE_PRICES:
             price = _number(record.get(field))
-            if not price or price <= 0 or record.get(flag) is False:
+            if not price or price <= 0:
+                continue  # the field of a cloud that does not list the GPU at all
+            if record.get(flag) is False:
+                skips.skip(FLAG_OFF_SKIP)
                 continue
             if flag not in record and price == PLACEHOLDER_PRICE:
-                continue  # without flags a placeholder cannot be told from a price
+                skips.skip(PLACEHOLDER_SKIP)  # without flags it cannot be told from a price
+                continue
             rows.append(_row(record["id"], str(record.get("displayName") or record["id"]),
                              pricing, price, gpu_memory_gb=_number(record.get("memoryInGb"))))
-    return rows_frame(rows) if rows else None
+    return Parsed(rows_frame(rows), skips)
 
 
 # --- 2025: Webflow rows with data-*-cloud-price attributes ----------------------------------
@@ -205,8 +216,9 @@ def _attribute_pricing(attribute: str) -> str | None:
         (cloud, spot)]
 
 
-def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | None:
+def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     rows: list[dict[str, Any]] = []
+    skips = Skips()
     seen: set[tuple[str, str]] = set()
     for element in data_attribute_elements(soup, "secure-", "community-"):
         row = element.find_parent(class_=re.compile(r"^gpu-pricing-row$"))
@@ -219,13 +231,16 @@ def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> pl.DataFrame | Non
         for attribute, value in element.attrs.items():
             pricing = _attribute_pricing(attribute) if attribute.endswith("-price") else None
             price = parse_price(str(value), default_currency="USD", default_period="hour")
-            if not name or pricing is None or price is None or price.amount <= 0:
+            if not name or pricing is None:
+                continue
+            if price is None or price.amount <= 0:
+                skips.skip("no price in that cloud (empty or zero)")
                 continue
             if (name, pricing) in seen:
                 continue
             seen.add((name, pricing))
             rows.append(_row(name, name, pricing, round(price.hourly(), 6), **_specs(row)))
-    return rows_frame(rows) if rows else None
+    return Parsed(rows_frame(rows), skips)
 
 
 def _not_a_scraped_table(raw: RawCapture) -> None:

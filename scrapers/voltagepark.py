@@ -28,10 +28,18 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from scrapers.base import EXAMPLES_DIR, GLOBAL_REGION, HttpSettings, RawCapture, SourceDef
+from scrapers.base import (
+    EXAMPLES_DIR,
+    GLOBAL_REGION,
+    HttpSettings,
+    Parsed,
+    RawCapture,
+    Skips,
+    SourceDef,
+    rows_frame,
+)
 from scrapers.http import request
-from scrapers.pagekit import clean_text, is_hidden, parse_price
-from scrapers.skipped_rows import CountedParser, Reading
+from scrapers.pagekit import StrategyParser, clean_text, is_hidden, parse_price
 
 NAME = "voltagepark"
 BASE = "https://www.voltagepark.com"
@@ -79,27 +87,27 @@ def _price_text(texts: list[str]) -> str | None:
     return None
 
 
-def _offer(title_text: str, texts: list[str], reading: Reading) -> dict[str, Any] | None:
+def _offer(title_text: str, texts: list[str], skips: Skips) -> dict[str, Any] | None:
     kind = next((k for p, k in _KINDS if p.search(title_text)), None)
     price_text = _price_text(texts)
     joined = " ".join(texts)
     if price_text is None:
-        reading.skip("contact sales" if re.search(r"contact|talk to", joined, re.I)
+        skips.skip("contact sales" if re.search(r"contact|talk to", joined, re.I)
                      else "offer without a price")
         return None
     price = parse_price(price_text)
     if price is None:
-        reading.skip("contact sales")
+        skips.skip("contact sales")
         return None
     if price.currency != "USD":
-        reading.skip("not USD")
+        skips.skip("not USD")
         return None
     if price.period != "hour":
-        reading.skip(f"price per {price.period or 'unstated period'}, not per hour")
+        skips.skip(f"price per {price.period or 'unstated period'}, not per hour")
         return None
     gpu_range = _RANGE.search(joined)
     if gpu_range is None:  # the range names the GPU and makes the rate a per-GPU one
-        reading.skip("no GPU range (price basis and GPU not stated)")
+        skips.skip("no GPU range (price basis and GPU not stated)")
         return None
     gpu = clean_text(gpu_range.group("gpu"))
     smallest = int(gpu_range.group(1))
@@ -122,23 +130,24 @@ def _offer(title_text: str, texts: list[str], reading: Reading) -> dict[str, Any
     }
 
 
-def _cards(raw: RawCapture, soup: BeautifulSoup) -> Reading | None:
+def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     titles = _titles(soup)
     if not titles:
         return None
-    reading = Reading()
+    rows: list[dict[str, Any]] = []
+    skips = Skips()
     for index, title in enumerate(titles):
         if is_hidden(title):
-            reading.skip("hidden offer")
+            skips.skip("hidden offer")
             continue
         stop = titles[index + 1] if index + 1 < len(titles) else None
-        row = _offer(clean_text(title.get_text(" ", strip=True)), _segment(title, stop), reading)
+        row = _offer(clean_text(title.get_text(" ", strip=True)), _segment(title, stop), skips)
         if row:
-            reading.rows.append(row)
-    return reading
+            rows.append(row)
+    return Parsed(rows_frame(rows), skips)
 
 
-PARSER = CountedParser(NAME, (("cards", _cards),))
+PARSER = StrategyParser(NAME, (("cards", _cards),))
 
 SOURCE = SourceDef(
     name=NAME,

@@ -3,7 +3,6 @@ datacrunch): build a capture from HTML text, read it with skip counts, validate 
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -12,7 +11,7 @@ import httpx
 import polars as pl
 
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, RawCapture
+from scrapers.base import HttpSettings, RawCapture, Skips
 
 FETCHED = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -23,17 +22,17 @@ def capture(module: ModuleType, body: str | bytes, fetched: datetime = FETCHED) 
 
 
 def read(module: ModuleType, body: str | bytes, fetched: datetime = FETCHED,
-         ) -> tuple[pl.DataFrame, str, Counter[str]]:
+         ) -> tuple[pl.DataFrame, str, Skips]:
     """Rows (validated, with gpu_model), the strategy used, and the skip counts."""
     raw = capture(module, body, fetched)
-    frame, strategy, skipped = module.parse.read(raw)
-    batch = validate(to_observations(module.SOURCE.parse(raw), raw, run_id="test"))
+    parsed = module.SOURCE.parse_report(raw)
+    batch = validate(to_observations(parsed.frame, raw, run_id="test"))
     assert batch.quarantined.height == 0, batch.quarantined.select("offering", "failed_check")
-    assert batch.good.height == frame.height
-    return batch.good, strategy, skipped
+    assert batch.good.height == parsed.frame.height
+    return batch.good, parsed.strategy, parsed.skips
 
 
-def example(module: ModuleType) -> tuple[pl.DataFrame, str, Counter[str]]:
+def example(module: ModuleType) -> tuple[pl.DataFrame, str, Skips]:
     return read(module, module.SOURCE.example.read_bytes())
 
 

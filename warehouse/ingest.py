@@ -6,12 +6,14 @@ A failure at any step is recorded (scrape_run) with a reason, never raised past 
 
 `ingest` = `prepare` (parse + validate: pure CPU, no warehouse) then `land` (archive, guards,
 append). The refresh flow runs `prepare` outside the warehouse's write lock, so one source's
-parsing overlaps another's append.
+parsing overlaps another's append. Rows the parser skipped (`Skips`: "12 contact sales,
+3 hidden row") are written into the run's note, so `gpuprices sources` and the refresh summary
+show them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -26,7 +28,7 @@ from schemas.observation import (
     to_observations,
     validate_guarded,
 )
-from scrapers.base import ParseError, RawCapture, Source
+from scrapers.base import ParseError, RawCapture, Skips, Source
 from warehouse.append import (
     ScrapeRecord,
     append_batch,
@@ -75,6 +77,13 @@ def parse_observations(source: Source, raw: RawCapture, run_id: str) -> pl.DataF
     return to_observations(source.parse(raw), raw, run_id)
 
 
+def skips_note(note: str | None, skips: Skips) -> str | None:
+    """The run's note with the parser's skips after it ("<note>; skipped: 2 contact sales")."""
+    if not skips:
+        return note
+    return "; ".join(filter(None, [note, f"skipped: {skips.describe()}"]))
+
+
 def unknown_names(observations: pl.DataFrame) -> list[str]:
     return sorted(
         observations.filter(pl.col("gpu_model") == UNKNOWN_GPU)["gpu_name"]
@@ -92,18 +101,20 @@ class Prepared:
     batch: ValidatedBatch | None = None
     unknown_gpus: tuple[str, ...] = ()
     error: str | None = None
+    skips: Skips = field(default_factory=Skips)
 
 
 def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
     """Parse and validate `raw` (pure: no warehouse, no clock). Never raises for bad input."""
     capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
     try:
-        observations = parse_observations(source, raw, run_id)
+        report = source.parse_report(raw)
+        observations = to_observations(report.frame, raw, run_id)
     except ParseError as exc:
         return Prepared(capture_id, run_id, error=f"parse error: {exc}")
     batch = validate_guarded(observations, aggregator=source.aggregator)
     return Prepared(capture_id, run_id, observations.height, batch,
-                    tuple(unknown_names(batch.good)))
+                    tuple(unknown_names(batch.good)), skips=report.skips)
 
 
 def ingest(
@@ -168,6 +179,7 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
 
     batch = prepared.batch
+    record.note = skips_note(note, prepared.skips)
     record.rows_parsed = prepared.rows_parsed
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = list(prepared.unknown_gpus)

@@ -45,7 +45,7 @@ def obs() -> pl.DataFrame:
         + "</div></div>" for r in rows) + "</div>"
     raw = RawCapture(source="coreweave", url=coreweave.URL,
                      fetched_at=datetime(2026, 2, 11, tzinfo=UTC), body=html.encode())
-    return to_observations(coreweave.parse(raw), raw, run_id="conformance")
+    return to_observations(coreweave.SOURCE.parse(raw), raw, run_id="conformance")
 
 
 def test_all_eight_instances_parse_with_their_instance_prices(obs: pl.DataFrame) -> None:
@@ -85,7 +85,7 @@ def test_the_scraped_table_itself_is_refused_with_a_clear_reason() -> None:
     raw = RawCapture(source="coreweave", url=coreweave.URL,
                      fetched_at=datetime(2026, 2, 11, tzinfo=UTC), body=path.read_bytes())
     with pytest.raises(ParseError, match="third-party scraper's CSV"):
-        coreweave.parse(raw)
+        coreweave.SOURCE.parse(raw)
 
 
 # ---- the real 2026 page (REAL_PAGES.md): two regional grids -------------------------------
@@ -98,8 +98,9 @@ def page_2026() -> tuple[pl.DataFrame, dict[str, int]]:
     path = shared_file("captures", "coreweave", PAGE_2026)
     raw = RawCapture(source="coreweave", url=coreweave.URL,
                      fetched_at=datetime(2026, 6, 12, tzinfo=UTC), body=path.read_bytes())
-    frame, skipped = coreweave.parse_with_skips(raw)
-    assert coreweave.SOURCE.parse_with_strategy(raw)[1] == "table"
+    report = coreweave.SOURCE.parse_report(raw)
+    frame, skipped = report.frame, report.skips
+    assert report.strategy == "table"
     return to_observations(frame, raw, run_id="conformance"), dict(skipped)
 
 

@@ -53,6 +53,6 @@ def test_july_2025_prices_by_hand() -> None:
 
 def test_july_2025_reads_cards_and_skips_nothing() -> None:
     path = next(p for p in FILES if p.name == JULY_2025)
-    reading, strategy = PARSER.read(RawCapture("digitalocean", SOURCE.url, FETCHED_AT,
+    parsed = PARSER(RawCapture("digitalocean", SOURCE.url, FETCHED_AT,
                                                path.read_bytes()))
-    assert strategy == "cards" and not reading.skipped
+    assert parsed.strategy == "cards" and not parsed.skips

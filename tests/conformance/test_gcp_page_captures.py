@@ -56,7 +56,7 @@ def test_2026_prices_by_hand() -> None:
     flexible = one(frame, "g2-standard-4 (1 Year flexible commitment)", "reserved")
     assert flexible["price_usd_per_hour"] == pytest.approx(0.558397485)
     assert set(frame["region"]) == {"global"}  # the saved page selects no region
-    reading, strategy = PARSER.read(RawCapture("gcp-page", SOURCE.url, FETCHED_AT,
+    parsed = PARSER(RawCapture("gcp-page", SOURCE.url, FETCHED_AT,
                                                path.read_bytes()))
-    assert strategy == "table"
-    assert reading.skipped["cell holds no price (e.g. a machine name)"] == 1
+    assert parsed.strategy == "table"
+    assert parsed.skips["cell holds no price (e.g. a machine name)"] == 1

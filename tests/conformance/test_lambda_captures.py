@@ -56,7 +56,7 @@ def parsed() -> tuple[list[dict[str, str]], pl.DataFrame]:
     raw = RawCapture(source="lambda-page", url=lambda_page.URL,
                      fetched_at=datetime(2026, 2, 11, 7, 11, tzinfo=UTC),
                      body=_as_page(data_rows).encode())
-    return data_rows, to_observations(lambda_page.parse(raw), raw, run_id="conformance")
+    return data_rows, to_observations(lambda_page.SOURCE.parse(raw), raw, run_id="conformance")
 
 
 def test_every_priced_row_of_the_capture_becomes_one_observation(parsed) -> None:  # type: ignore[no-untyped-def]
@@ -112,7 +112,7 @@ def test_the_capture_itself_is_not_accepted_as_a_page() -> None:
     from scrapers.base import ParseError
 
     with pytest.raises(ParseError, match="third-party scraper's CSV"):
-        lambda_page.parse(raw)
+        lambda_page.SOURCE.parse(raw)
 
 
 # --- the real 2024 page (HubSpot table, per GPU-hour) -----------------------------------------
@@ -124,7 +124,8 @@ def _real(name: str) -> tuple[pl.DataFrame, str]:
     path = shared_file("captures", "lambda-page", name)
     raw = RawCapture(source="lambda-page", url=lambda_page.URL, body=path.read_bytes(),
                      fetched_at=datetime(2024, 11, 3, 18, 9, tzinfo=UTC))
-    frame, strategy = lambda_page.SOURCE.parse_with_strategy(raw)
+    report = lambda_page.SOURCE.parse_report(raw)
+    frame, strategy = report.frame, report.strategy
     return to_observations(frame, raw, run_id="conformance"), strategy
 
 

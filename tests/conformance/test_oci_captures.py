@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from scrapers.base import RawCapture
-from scrapers.oci import SOURCE, read
+from scrapers.oci import SOURCE, parse
 from tests.conformance._provider_captures import FETCHED_AT, capture_files, good_rows, one
 
 pytestmark = pytest.mark.conformance
@@ -45,6 +45,6 @@ def test_october_2026_prices_by_hand() -> None:
     assert one(frame, "OCVS BM.GPU.A10.64 (1 Month commitment)", "reserved")[
         "price_usd_per_hour"] == 16.0
     assert frame.filter(frame["pricing"] == "reserved").height == 3
-    reading = read(RawCapture("oci", SOURCE.url, FETCHED_AT, path.read_bytes()))
-    assert reading.skipped == {"name gives no GPU model in the catalog (legacy part)": 6,
+    parsed = parse(RawCapture("oci", SOURCE.url, FETCHED_AT, path.read_bytes()))
+    assert parsed.skips == {"name gives no GPU model in the catalog (legacy part)": 6,
                                "on-premises part (Cloud@Customer, Roving Edge)": 5}

@@ -76,7 +76,8 @@ def test_runpod_graphql_2026_subset_counts_what_it_drops() -> None:
     path = shared_file("captures", *SUBSET)
     raw = RawCapture("runpod", runpod_graphql.URL, datetime(2026, 1, 1, tzinfo=UTC),
                      path.read_bytes())
-    _, skipped = runpod_graphql.parse_with_skips(raw)
+    parsed = runpod_graphql.parse(raw)
+    skipped = parsed.skips
     assert skipped == {"placeholder price 0.50 (no cloud flags)": 12}
 
 
@@ -120,7 +121,8 @@ def test_huggingface_table_without_gpu_memory_column() -> None:
     path = shared_file("captures", "huggingface", "spaces-gpus_2023-03-01_hub-docs-3d33d834.md")
     raw = RawCapture("huggingface-spaces", "u", datetime(2023, 3, 1, tzinfo=UTC),
                      path.read_bytes())
-    frame, skipped = huggingface_docs.parse_with_skips(raw)
+    parsed = huggingface_docs.parse(raw)
+    frame, skipped = parsed.frame, parsed.skips
     assert frame["gpu_memory_gb"].is_null().all() and frame.height == 5
     assert skipped == {"not a GPU flavor (CPU)": 2}
 

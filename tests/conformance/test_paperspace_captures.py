@@ -46,7 +46,7 @@ def test_skypilot_paperspace_rows_through_the_page_parser(
     raw = RawCapture(source="paperspace", url=paperspace.URL,
                      fetched_at=datetime(2026, 3, 21, tzinfo=UTC),
                      body=(html + "</table>").encode())
-    obs = to_observations(paperspace.parse(raw), raw, run_id="conformance")
+    obs = to_observations(paperspace.SOURCE.parse(raw), raw, run_id="conformance")
     assert obs.height == 14
     counts = dict(zip(obs["offering"], obs["gpu_count"], strict=True))
     assert counts == {r["instance_type"]: float(r["gpu_count"]) for r in skypilot_rows}
@@ -89,7 +89,8 @@ def test_wayback_2024_cards() -> None:
     path = shared_file("captures", "paperspace", WAYBACK_2024)
     raw = RawCapture(source="paperspace", url=paperspace.URL, body=path.read_bytes(),
                      fetched_at=datetime(2024, 1, 23, 9, 21, tzinfo=UTC))
-    frame, strategy = paperspace.SOURCE.parse_with_strategy(raw)
+    report = paperspace.SOURCE.parse_report(raw)
+    frame, strategy = report.frame, report.strategy
     obs = to_observations(frame, raw, run_id="conformance")
     assert strategy == "cards"
     assert obs.height == 13

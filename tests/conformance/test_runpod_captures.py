@@ -34,7 +34,7 @@ def _observations(module, *parts: str, body: bytes | None = None) -> pl.DataFram
     data = body if body is not None else shared_file(*parts).read_bytes()
     raw = RawCapture(source=module.NAME, url=module.URL,
                      fetched_at=datetime(2026, 1, 1, tzinfo=UTC), body=data)
-    return to_observations(module.parse(raw), raw, run_id="conformance")
+    return to_observations(module.SOURCE.parse(raw), raw, run_id="conformance")
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +164,8 @@ def next_data_page() -> tuple[pl.DataFrame, str, bytes]:
     body = shared_file("captures", "runpod-page", NEXT_DATA_2023).read_bytes()
     raw = RawCapture(source="runpod-page", url=runpod_page.URL, body=body,
                      fetched_at=datetime(2023, 9, 29, 7, 8, tzinfo=UTC))
-    frame, strategy = runpod_page.SOURCE.parse_with_strategy(raw)
+    report = runpod_page.SOURCE.parse_report(raw)
+    frame, strategy = report.frame, report.strategy
     return to_observations(frame, raw, run_id="conformance"), strategy, body
 
 

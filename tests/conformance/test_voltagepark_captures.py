@@ -39,6 +39,6 @@ def test_july_2025_prices_by_hand() -> None:
     infiniband = one(frame, "HGX H100, 3200 Gbps Infiniband (from 8 GPUs)", "on_demand")
     assert infiniband["price_usd_per_gpu_hour"] == pytest.approx(2.49)
     assert set(frame["region"]) == {"global"}
-    reading, strategy = PARSER.read(RawCapture("voltagepark", SOURCE.url, FETCHED_AT,
+    parsed = PARSER(RawCapture("voltagepark", SOURCE.url, FETCHED_AT,
                                                path.read_bytes()))
-    assert strategy == "cards" and reading.skipped == {"offer without a price": 1}
+    assert parsed.strategy == "cards" and parsed.skips == {"offer without a price": 1}

@@ -71,7 +71,8 @@ PAGE_2026 = (
 
 
 def test_2026_regions_on_demand_and_spot_read_by_header() -> None:
-    rows, skipped = coreweave.parse_with_skips(raw(PAGE_2026))
+    report = coreweave.SOURCE.parse_report(raw(PAGE_2026))
+    rows, skipped = report.frame, report.skips
     got = {(r["offering"], r["region"], r["pricing"]): (r["gpu_count"], r["price_usd_per_hour"])
            for r in rows.to_dicts()}
     assert got == {
@@ -91,11 +92,11 @@ def test_2026_regions_on_demand_and_spot_read_by_header() -> None:
     assert 999.0 not in rows["price_usd_per_hour"].to_list()  # mobile copies are not cells
     h100 = rows.filter(pl.col("offering") == "NVIDIA HGX H100").row(0, named=True)
     assert (h100["gpu_memory_gb"], h100["vcpus"], h100["ram_gb"]) == (80, 128, 2048)
-    assert coreweave.SOURCE.parse_with_strategy(raw(PAGE_2026))[1] == "table"
+    assert coreweave.SOURCE.parse_report(raw(PAGE_2026)).strategy == "table"
 
 
 def test_gpu_count_never_comes_from_the_model_name() -> None:
-    rows = coreweave.parse(raw(PAGE_2026))
+    rows = coreweave.SOURCE.parse(raw(PAGE_2026))
     counts = dict(zip(rows["offering"], rows["gpu_count"], strict=False))
     assert counts["NVIDIA GB200 NVL72"] == 4 and counts["NVIDIA L40S"] == 8
 
@@ -105,15 +106,15 @@ def test_a_shifted_cell_is_a_parse_error_not_a_price() -> None:
     page = grid("EUROPE", HEADERS_2026[:-1],
                 item("NVIDIA L40", "8", "48", "1,024", "7.68", "$10.00", "128", "x"))
     with pytest.raises(ParseError, match="cells"):
-        coreweave.parse(raw(page))
+        coreweave.SOURCE.parse(raw(page))
     short = grid("EUROPE", HEADERS_2026[:-1], item("NVIDIA L40", "8", "48", "$10.00"))
     with pytest.raises(ParseError, match="layout changed"):
-        coreweave.parse(raw(short))
+        coreweave.SOURCE.parse(raw(short))
 
 
 def test_rows_without_a_header_fail_loudly() -> None:
     with pytest.raises(ParseError, match="header"):
-        coreweave.parse(raw(item("NVIDIA L40", "8", "48", "128", "1024", "7.68", "$10.00")))
+        coreweave.SOURCE.parse(raw(item("NVIDIA L40", "8", "48", "128", "1024", "7.68", "$10.00")))
 
 
 def test_blank_gpu_count_uses_the_known_count_or_drops_the_row() -> None:
@@ -121,7 +122,8 @@ def test_blank_gpu_count_uses_the_known_count_or_drops_the_row() -> None:
     page = grid("NORTH AMERICA", headers,
                 item("NVIDIA GB200 NVL72", "", "186", "144", "960", "30.72", "$42.00"),
                 item("NVIDIA Mystery", "-", "80", "64", "512", "7.68", "$9.99"))
-    rows, skipped = coreweave.parse_with_skips(raw(page))
+    report = coreweave.SOURCE.parse_report(raw(page))
+    rows, skipped = report.frame, report.skips
     assert rows.select("offering", "gpu_count", "price_usd_per_hour").rows() == [
         ("NVIDIA GB200 NVL72", 4.0, 42.0)]
     assert skipped["no GPU count"] == 1
@@ -144,7 +146,8 @@ PAGE_2023 = """<html><body><h2>GPU Compute</h2>
 
 
 def test_2023_a_la_carte_gpu_component_prices_are_gpu_only_per_gpu() -> None:
-    rows, skipped = coreweave.parse_with_skips(raw(PAGE_2023))
+    report = coreweave.SOURCE.parse_report(raw(PAGE_2023))
+    rows, skipped = report.frame, report.skips
     assert rows.select("offering", "gpu_count", "price_usd_per_hour", "gpu_only").rows() == [
         ("NVIDIA HGX H100 (GPU component)", 1.0, 4.50, True),
         ("NVIDIA A100 80GB NVLINK (GPU component)", 1.0, 2.10, True),
@@ -157,12 +160,12 @@ def test_2023_a_la_carte_gpu_component_prices_are_gpu_only_per_gpu() -> None:
 
 def test_page_without_gpu_rows_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="layout not recognised"):
-        coreweave.parse(raw("<html><body><h1>Pricing</h1></body></html>"))
+        coreweave.SOURCE.parse(raw("<html><body><h1>Pricing</h1></body></html>"))
 
 
 def test_every_example_row_validates_and_maps_to_a_catalog_gpu() -> None:
     capture = coreweave.SOURCE.example_capture(FETCHED)
-    batch = validate(to_observations(coreweave.parse(capture), capture, run_id="t"))
+    batch = validate(to_observations(coreweave.SOURCE.parse(capture), capture, run_id="t"))
     assert batch.quarantined.height == 0, batch.quarantined.select("offering", "failed_check")
     models = dict(zip(batch.good["offering"], batch.good["gpu_model"], strict=True))
     assert models["NVIDIA HGX H200"] == "H200 SXM"
@@ -183,4 +186,4 @@ def test_fetch_is_a_plain_get_of_the_pricing_page() -> None:
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:
         capture = coreweave.fetch(client, settings)
     assert [(r.method, str(r.url)) for r in sent] == [("GET", "http://127.0.0.1:8080/pricing")]
-    assert coreweave.parse(capture).height == 6
+    assert coreweave.SOURCE.parse(capture).height == 6

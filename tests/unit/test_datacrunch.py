@@ -47,8 +47,8 @@ def test_eur_prices_are_never_stored_as_usd() -> None:
     body = datacrunch.SOURCE.example.read_text().replace("$", "€")
     with pytest.raises(ParseError):  # nothing left in USD: no rows, a loud failure
         datacrunch.SOURCE.parse(capture(datacrunch, body))
-    frame, _, skipped = datacrunch.parse.read(capture(
-        datacrunch, datacrunch.SOURCE.example.read_text().replace("$3.29/h", "€3.29/h")))
+    frame, _, skipped = read(datacrunch, datacrunch.SOURCE.example.read_text().replace(
+        "$3.29/h", "€3.29/h"))
     assert skipped["non-USD price"] == 1
     assert "1H200.141S.44V" not in frame.filter(frame["pricing"] == "on_demand")["offering"]
 
@@ -58,8 +58,8 @@ def test_a_price_with_no_unit_or_count_is_not_guessed() -> None:
             "<tr><td>H100 SXM5 80GB</td><td>$2.19/h</td></tr></table>")
     with pytest.raises(ParseError):
         datacrunch.SOURCE.parse(capture(datacrunch, body))
-    _, _, skipped = datacrunch.parse.read(capture(datacrunch, body.replace(
-        "</table>", "<tr><td>1x H100 SXM5 80GB</td><td>$2.19/h</td></tr></table>")))
+    skipped = datacrunch.SOURCE.parse_report(capture(datacrunch, body.replace(
+        "</table>", "<tr><td>1x H100 SXM5 80GB</td><td>$2.19/h</td></tr></table>"))).skips
     assert skipped["price unit not stated (per GPU or per instance)"] == 1
 
 

@@ -38,8 +38,8 @@ def page(*cards: str) -> str:
 
 
 def read(body: str) -> tuple[list[dict[str, object]], dict[str, int]]:
-    reading, _ = digitalocean.PARSER.read(raw(body))
-    return reading.rows, dict(reading.skipped)
+    parsed = digitalocean.PARSER(raw(body))
+    return parsed.frame.to_dicts(), dict(parsed.skips)
 
 
 def test_example_rows() -> None:
@@ -116,7 +116,8 @@ def test_unknown_layout_is_a_parse_error() -> None:
 def test_table_layout_is_read_by_header() -> None:
     body = ("<table><tr><th>GPU Droplet</th><th>GPUs</th><th>On-demand price per GPU</th></tr>"
             "<tr><td>NVIDIA H100x8</td><td>8</td><td>$2.99/hr</td></tr></table>")
-    frame, strategy = digitalocean.SOURCE.parse_with_strategy(raw(body))
+    report = digitalocean.SOURCE.parse_report(raw(body))
+    frame, strategy = report.frame, report.strategy
     assert strategy == "table"
     assert frame["price_usd_per_hour"].to_list() == [pytest.approx(23.92)]
 

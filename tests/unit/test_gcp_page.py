@@ -23,9 +23,9 @@ def table(*rows: tuple[str, ...], headers: tuple[str, ...] = HEADERS) -> str:
 
 
 def read(body: str) -> tuple[list[dict[str, object]], dict[str, int]]:
-    reading, _ = gcp_page.PARSER.read(
+    parsed = gcp_page.PARSER(
         RawCapture("gcp-page", gcp_page.URL, FETCHED, f"<html><body>{body}</body></html>".encode()))
-    return reading.rows, dict(reading.skipped)
+    return parsed.frame.to_dicts(), dict(parsed.skips)
 
 
 def by_offering(rows: list[dict[str, object]]) -> dict[tuple[object, object], object]:

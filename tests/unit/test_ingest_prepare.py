@@ -55,3 +55,42 @@ def test_a_parse_error_is_prepared_and_recorded(tmp_path: Path) -> None:
         assert con.execute("SELECT count(*) FROM raw_capture").fetchone() == (1,)
     finally:
         con.close()
+
+
+def test_the_parsers_skips_are_kept_in_the_run_note_and_shown_per_source(
+        tmp_path: Path) -> None:
+    from scrapers import crusoe
+    from warehouse.append import SourceInfo, register_sources
+
+    raw = crusoe.SOURCE.example_capture(datetime(2026, 3, 2, tzinfo=UTC))
+    expected = crusoe.SOURCE.parse_report(raw).skips
+    assert expected["contact sales"] > 0  # the example has "Contact sales" cells
+    prepared = prepare(crusoe.SOURCE, raw, "r1")
+    assert prepared.skips == expected
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        register_sources(con, [SourceInfo("crusoe", "crusoe", "page", crusoe.URL, False)])
+        outcome = land(con, crusoe.SOURCE, raw, prepared, run_id="r1",
+                       archive_root=tmp_path / "a", note="replay of the example")
+        assert outcome.status == "success"
+        note = con.execute("SELECT note FROM scrape_run WHERE run_id = 'r1'").fetchone()
+        assert note == (f"replay of the example; skipped: {expected.describe()}",)
+        # The same payload again is not parsed: its note says so, and the per-source view
+        # still shows what the last parse skipped.
+        land(con, crusoe.SOURCE, raw, None, run_id="r2", archive_root=tmp_path / "a")
+        shown = con.execute("SELECT last_status, skipped_last_parse FROM source_status "
+                            "WHERE source = 'crusoe'").fetchone()
+        assert shown == ("unchanged", expected.describe())
+    finally:
+        con.close()
+
+
+def test_a_parse_that_skips_nothing_leaves_the_note_alone(tmp_path: Path) -> None:
+    prepared = prepare(SOURCE, _raw(), "r1")
+    assert not prepared.skips
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        land(con, SOURCE, _raw(), prepared, run_id="r1", archive_root=tmp_path / "a")
+        assert con.execute("SELECT note FROM scrape_run").fetchone() == (None,)
+    finally:
+        con.close()

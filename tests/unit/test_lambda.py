@@ -170,7 +170,7 @@ def test_page_json_embedded_tabs_give_the_same_rows() -> None:
     tabs = ",".join(f'{{"contentHtml":"{_escaped(html)}","label":"{label}"}}'
                     for label, html in _tables_by_tab())
     page = f'<html><body><div id="pricing"></div><script>window.__TABS__=[{tabs}]</script>'
-    rows = lambda_page.parse(raw("lambda-page", page))
+    rows = lambda_page.SOURCE.parse(raw("lambda-page", page))
     assert rows.sort("offering").equals(page_rows().sort("offering"))
 
 
@@ -180,13 +180,13 @@ def test_page_json_inside_a_js_string_gives_the_same_rows() -> None:
     # Next.js streams the props as a JS string literal: one more level of escaping.
     page = f"<script>self.__next_f.push([1,{json.dumps('7:[' + tabs + ']')}])</script>"
     assert '\\"contentHtml\\"' in page
-    rows = lambda_page.parse(raw("lambda-page", page))
+    rows = lambda_page.SOURCE.parse(raw("lambda-page", page))
     assert rows.sort("offering").equals(page_rows().sort("offering"))
 
 
 def test_page_without_count_tabs_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="tabs"):
-        lambda_page.parse(raw("lambda-page", "<html><body><table></table></body></html>"))
+        lambda_page.SOURCE.parse(raw("lambda-page", "<html><body><table></table></body></html>"))
 
 
 def test_page_tab_with_only_heading_rows_is_a_parse_error() -> None:
@@ -195,7 +195,7 @@ def test_page_tab_with_only_heading_rows_is_a_parse_error() -> None:
             '<div role="tabpanel" aria-labelledby="t1"><table><tr><th>On-Demand</th></tr>'
             '<tr><th>Reserved</th><td data-label="PRICE/GPU/HR"></td></tr></table></div>')
     with pytest.raises(ParseError, match="table/tabs, table/rows"):
-        lambda_page.parse(raw("lambda-page", page))
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
 
 
 # --- both sources -----------------------------------------------------------------------------
@@ -264,4 +264,4 @@ def test_page_fetch_is_a_plain_get_without_credentials() -> None:
     [sent] = recorder.requests
     assert (sent.method, str(sent.url)) == ("GET", "https://lambda.ai/pricing")
     assert "authorization" not in sent.headers
-    assert lambda_page.parse(capture).height == 12
+    assert lambda_page.SOURCE.parse(capture).height == 12

@@ -11,7 +11,7 @@ import respx
 
 from schemas.observation import to_observations, validate
 from scrapers.base import HttpSettings, ParseError, RawCapture
-from scrapers.modal import SOURCE, URL, fetch, parse
+from scrapers.modal import SOURCE, URL, fetch
 
 WHEN = datetime(2025, 6, 12, 3, 0, tzinfo=UTC)
 
@@ -66,12 +66,13 @@ def test_example_validates_with_canonical_names(example: pl.DataFrame) -> None:
 
 
 def test_memory_in_the_name_is_per_gpu_memory() -> None:
-    frame = parse(page(item("Nvidia A100, 80 GB", "$0.000694"), item("Nvidia L4", "$0.000222")))
+    frame = SOURCE.parse(page(item("Nvidia A100, 80 GB", "$0.000694"),
+                              item("Nvidia L4", "$0.000222")))
     assert frame["gpu_memory_gb"].to_list() == [80.0, None]
 
 
 def test_per_hour_toggle_text_is_read_as_hourly_and_duplicates_dropped() -> None:
-    frame = parse(page(item("Nvidia H100", "$3.95", "/ h"), item("Nvidia H100", "$0.001097"),
+    frame = SOURCE.parse(page(item("Nvidia H100", "$3.95", "/ h"), item("Nvidia H100", "$0.001097"),
                        item("Nvidia T4", "$0.59", "/ hour")))
     assert dict(zip(frame["offering"], frame["price_usd_per_hour"], strict=True)) == {
         "Nvidia H100": 3.95, "Nvidia T4": 0.59}
@@ -81,12 +82,12 @@ def test_page_without_line_items_is_a_layout_change() -> None:
     raw = RawCapture(source="modal", url=URL, fetched_at=WHEN,
                      body=b"<html><body><h1>Pricing</h1><table></table></body></html>")
     with pytest.raises(ParseError, match="tried cards"):
-        parse(raw)
+        SOURCE.parse(raw)
 
 
 def test_line_items_without_gpu_prices_are_a_layout_change() -> None:
     with pytest.raises(ParseError, match="no per-GPU price"):
-        parse(page(item("Physical core", "$0.0000131", "/ core / sec"),
+        SOURCE.parse(page(item("Physical core", "$0.0000131", "/ core / sec"),
                    item("Nvidia H100", "Contact us", "")))
 
 
@@ -98,4 +99,4 @@ def test_fetch_gets_the_pricing_page() -> None:
         raw = fetch(client, HttpSettings())
     assert route.called and route.calls.last.request.method == "GET"
     assert raw.url == "https://modal.com/pricing" and raw.content_type == "text/html"
-    assert parse(raw).height == 9
+    assert SOURCE.parse(raw).height == 9

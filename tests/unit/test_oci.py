@@ -38,25 +38,25 @@ def test_example_rows() -> None:
 
 
 def test_per_gpu_shapes_are_on_demand_per_gpu() -> None:
-    reading = oci.read(raw(item("OCI - Compute - GPU - B200", 14, part="B7"),
+    parsed = oci.parse(raw(item("OCI - Compute - GPU - B200", 14, part="B7"),
                            item("Compute - GPU - A100 - v2", 4, part="B8")))
     assert [(r["offering"], r["gpu_name"], r["gpu_count"], r["pricing"], r["price_usd_per_hour"])
-            for r in reading.rows] == [
+            for r in parsed.frame.to_dicts()] == [
         ("GPU B200 (B7)", "B200", 1.0, "on_demand", 14.0),
         ("GPU A100 v2 (B8)", "A100 80GB", 1.0, "on_demand", 4.0)]
 
 
 def test_node_commitments_are_reserved_with_the_term_and_the_shape_gpus() -> None:
     name = "Oracle Cloud VMware Solution - BM.GPU.A10.64 - {} Commit"
-    reading = oci.read(raw(item(name.format("Monthly"), 16, "Node Per Hour"),
+    parsed = oci.parse(raw(item(name.format("Monthly"), 16, "Node Per Hour"),
                            item(name.format("3 Year"), 11, "Node Per Hour")))
-    assert [(r["offering"], r["gpu_count"], r["pricing"]) for r in reading.rows] == [
+    assert [(r["offering"], r["gpu_count"], r["pricing"]) for r in parsed.frame.to_dicts()] == [
         ("OCVS BM.GPU.A10.64 (1 Month commitment)", 4.0, "reserved"),
         ("OCVS BM.GPU.A10.64 (3 Years commitment)", 4.0, "reserved")]
 
 
 def test_skips_are_counted_by_reason() -> None:
-    reading = oci.read(raw(
+    parsed = oci.parse(raw(
         item("Compute - GPU Standard - X7", 1.2),  # legacy: no GPU model
         item("OCI - Compute - GPU - H100T", 10.75),  # not a catalog GPU
         item("Oracle Compute Cloud@Customer - Compute - GPU.L40S", 3.5,
@@ -69,8 +69,8 @@ def test_skips_are_counted_by_reason() -> None:
         item("Compute - Standard - E5 - OCPU", 0.03, "OCPU Per Hour", category="Compute"),
         item("OCI - Compute - GPU - MI300X", 6),
     ))
-    assert [r["gpu_name"] for r in reading.rows] == ["MI300X"]
-    assert dict(reading.skipped) == {
+    assert [r["gpu_name"] for r in parsed.frame.to_dicts()] == ["MI300X"]
+    assert dict(parsed.skips) == {
         "name gives no GPU model in the catalog (legacy part)": 2,
         "on-premises part (Cloud@Customer, Roving Edge)": 2,
         "node shape with no known GPU count": 1,

@@ -34,8 +34,9 @@ def by_key(frame: pl.DataFrame) -> dict[tuple[str, str], float]:
 # --- lambda-page ----------------------------------------------------------------------------
 
 def test_lambda_2023_instances_are_priced_per_instance_from_the_words() -> None:
-    frame, strategy = lambda_page.SOURCE.parse_with_strategy(
+    report = lambda_page.SOURCE.parse_report(
         fixture("lambda-page", "lambda_hubspot_per_instance.html"))
+    frame, strategy = report.frame, report.strategy
     assert strategy == "table/rows"
     prices = by_key(frame)
     # "$21.00 / hr" with no "/ GPU" and a "PRICE/HR" header: the whole 8-GPU instance.
@@ -50,7 +51,7 @@ def test_lambda_2023_instances_are_priced_per_instance_from_the_words() -> None:
 
 
 def test_lambda_2023_reserved_cluster_prices_keep_their_term() -> None:
-    frame = lambda_page.parse(fixture("lambda-page", "lambda_hubspot_per_instance.html"))
+    frame = lambda_page.SOURCE.parse(fixture("lambda-page", "lambda_hubspot_per_instance.html"))
     reserved = frame.filter(pl.col("pricing") == "reserved")
     assert by_key(reserved) == {("reserved_3y_h100_sxm5", "reserved"): 1.95,
                                 ("reserved_1y_h100_sxm5", "reserved"): 2.25}
@@ -63,7 +64,7 @@ def test_lambda_2024_per_gpu_rows_multiply_by_the_count() -> None:
             "<td>104</td><td>900 GiB</td><td>11 TiB SSD</td><td>$3.00 / GPU / hr</td></tr>"
             "<tr><td><strong>Reserved 8x NVIDIA H100 SXM</strong></td><td>80 GB</td><td>208</td>"
             "<td>1800 GiB</td><td>22 TiB SSD</td><td><a>CONTACT SALES</a></td></tr></table>")
-    frame = lambda_page.parse(raw("lambda-page", page))
+    frame = lambda_page.SOURCE.parse(raw("lambda-page", page))
     assert by_key(frame) == {("gpu_4x_h100_sxm5", "on_demand"): 12.0}
 
 
@@ -71,40 +72,42 @@ def test_lambda_reserved_price_without_a_term_is_not_a_row() -> None:
     page = ("<table><tr><td>On-demand 1x NVIDIA A10</td><td>24 GB</td><td>$0.70 / GPU / hr</td>"
             "</tr><tr><td>Reserved 8x NVIDIA H100 SXM</td><td>80 GB</td>"
             "<td>$2.00 / GPU / hr</td></tr></table>")
-    assert by_key(lambda_page.parse(raw("lambda-page", page))) == {
+    assert by_key(lambda_page.SOURCE.parse(raw("lambda-page", page))) == {
         ("gpu_1x_a10", "on_demand"): 0.7}
 
 
 def test_lambda_price_without_a_period_anywhere_is_a_parse_error() -> None:
     page = "<table><tr><td>1x NVIDIA A10</td><td>24 GB</td><td>$0.70</td></tr></table>"
     with pytest.raises(ParseError, match="names no period"):
-        lambda_page.parse(raw("lambda-page", page))
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
 
 
 def test_lambda_same_instance_with_two_prices_is_a_parse_error() -> None:
     page = ("<table><tr><td>1x NVIDIA A10</td><td>24 GB</td><td>$0.70 / hr</td></tr>"
             "<tr><td>1x NVIDIA A10</td><td>24 GB</td><td>$0.90 / hr</td></tr></table>")
     with pytest.raises(ParseError, match="priced twice"):
-        lambda_page.parse(raw("lambda-page", page))
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
 
 
 def test_lambda_instance_rows_without_any_price_cell_are_a_parse_error() -> None:
     page = "<table><tr><td>1x NVIDIA A10</td><td>24 GB</td><td>30</td></tr></table>"
     with pytest.raises(ParseError, match="no price read"):
-        lambda_page.parse(raw("lambda-page", page))
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
 
 
 def test_lambda_tabbed_tables_still_win_over_rows() -> None:
-    frame, strategy = lambda_page.SOURCE.parse_with_strategy(
+    report = lambda_page.SOURCE.parse_report(
         lambda_page.SOURCE.example_capture())
+    frame, strategy = report.frame, report.strategy
     assert strategy == "table/tabs" and frame.height == 12
 
 
 # --- runpod-page ----------------------------------------------------------------------------
 
 def test_runpod_json_ld_offers_by_cloud() -> None:
-    frame, strategy = runpod_page.SOURCE.parse_with_strategy(
+    report = runpod_page.SOURCE.parse_report(
         fixture("runpod-page", "runpod_json_ld.html"))
+    frame, strategy = report.frame, report.strategy
     assert strategy == "json-ld"
     # The RTX 4090's secure offer is $0.00: a placeholder, never a row.
     assert by_key(frame) == {("H100 SXM", "on_demand"): 2.7, ("H100 SXM", "community"): 2.1,
@@ -125,7 +128,7 @@ def test_runpod_json_ld_offer_naming_no_cloud_is_not_a_row_and_per_second_conver
         {"@type": "Offer", "name": "Starting at", "price": "0.30", "priceCurrency": "USD"},
         {"@type": "Offer", "name": "Community Cloud", "price": "0.0001", "priceCurrency": "USD",
          "priceSpecification": {"unitCode": "SEC"}}])
-    assert by_key(runpod_page.parse(raw("runpod-page", page))) == {
+    assert by_key(runpod_page.SOURCE.parse(raw("runpod-page", page))) == {
         ("L4", "community"): pytest.approx(0.36)}
 
 
@@ -133,7 +136,7 @@ def test_runpod_json_ld_in_another_currency_is_a_parse_error() -> None:
     page = _product([{"@type": "Offer", "name": "Secure Cloud", "price": "0.40",
                       "priceCurrency": "EUR"}])
     with pytest.raises(ParseError, match="EUR"):
-        runpod_page.parse(raw("runpod-page", page))
+        runpod_page.SOURCE.parse(raw("runpod-page", page))
 
 
 GPU_TYPES = [
@@ -153,22 +156,23 @@ def _next_page(records: list[dict[str, object]]) -> str:
 
 
 def test_runpod_next_data_records_mean_what_the_graphql_api_means() -> None:
-    frame, strategy = runpod_page.SOURCE.parse_with_strategy(
+    report = runpod_page.SOURCE.parse_report(
         raw("runpod-page", _next_page(GPU_TYPES)))
+    frame, strategy = report.frame, report.strategy
     assert strategy == "next-data"
     expected = {("NVIDIA L40", "on_demand"): 1.2, ("NVIDIA L40", "spot"): 0.7,
                 ("NVIDIA GeForce RTX 3080", "community"): 0.25,
                 ("NVIDIA GeForce RTX 3080", "community_spot"): 0.15}
     assert by_key(frame) == expected  # the 0.5 behind communityCloud=false is no row
     # The GraphQL source reads the same records to the same offerings, pricings and prices.
-    api = runpod_graphql.parse(raw("runpod", json.dumps(GPU_TYPES)))
+    api = runpod_graphql.SOURCE.parse(raw("runpod", json.dumps(GPU_TYPES)))
     assert by_key(api) == expected
 
 
 def test_runpod_next_data_without_flags_drops_the_placeholder_price() -> None:
     records = [{"id": "NVIDIA A40", "displayName": "A40", "securePrice": 0.5,
                 "communityPrice": 0.45}]
-    assert by_key(runpod_page.parse(raw("runpod-page", _next_page(records)))) == {
+    assert by_key(runpod_page.SOURCE.parse(raw("runpod-page", _next_page(records)))) == {
         ("NVIDIA A40", "community"): 0.45}
 
 
@@ -178,7 +182,8 @@ def test_runpod_webflow_hidden_rows_are_not_read() -> None:
            'data-community-cloud-price="0">${price}</div></a>')
     page = (row.format(hidden="", name="L4", price="0.40")
             + row.format(hidden=' style="display:none"', name="B200", price="0.01"))
-    frame, strategy = runpod_page.SOURCE.parse_with_strategy(raw("runpod-page", page))
+    report = runpod_page.SOURCE.parse_report(raw("runpod-page", page))
+    frame, strategy = report.frame, report.strategy
     assert strategy == "data-attributes"
     assert by_key(frame) == {("L4", "on_demand"): 0.4}
 
@@ -186,8 +191,9 @@ def test_runpod_webflow_hidden_rows_are_not_read() -> None:
 # --- paperspace -----------------------------------------------------------------------------
 
 def test_paperspace_cards_with_footnotes_and_hidden_blocks() -> None:
-    frame, strategy = paperspace.SOURCE.parse_with_strategy(
+    report = paperspace.SOURCE.parse_report(
         fixture("paperspace", "paperspace_cards.html"))
+    frame, strategy = report.frame, report.strategy
     assert strategy == "cards"
     # 2.50* and 1.20** are 3-year prices; the H100 footnote gives its on-demand price; the
     # hidden $9.99 remnant and the hidden duplicate P4000 ($0.49) are never rows.
@@ -205,7 +211,7 @@ def test_paperspace_marked_price_without_a_footnote_is_never_on_demand() -> None
             '<h1 class="instance-price-2">1.00*</h1><span>/ hour</span></div></div>'
             '<div><h1 class="instance-names">A4000</h1><div><span>$</span>'
             '<h1 class="instance-price-2">0.70</h1><span>/ hour</span></div></div>')
-    assert by_key(paperspace.parse(raw("paperspace", page))) == {("A4000", "on_demand"): 0.7}
+    assert by_key(paperspace.SOURCE.parse(raw("paperspace", page))) == {("A4000", "on_demand"): 0.7}
 
 
 def test_paperspace_card_with_two_visible_prices_is_a_parse_error() -> None:
@@ -213,7 +219,7 @@ def test_paperspace_card_with_two_visible_prices_is_a_parse_error() -> None:
             '<div>$<h1 class="instance-price-2">1.00</h1>/ hour</div>'
             '<div>$<h1 class="instance-price-2">1.50</h1>/ hour</div></div>')
     with pytest.raises(ParseError, match="2 prices"):
-        paperspace.parse(raw("paperspace", page))
+        paperspace.SOURCE.parse(raw("paperspace", page))
 
 
 def test_parse_command_says_which_strategy_read_the_page() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from scrapers.base import ParseError, RawCapture, rows_frame
+from scrapers.base import Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers.pagekit import (
     StrategyParser,
     clean_text,
@@ -183,10 +183,31 @@ def _reads(raw: RawCapture, soup: object) -> pl.DataFrame | None:
     return rows_frame([{"provider": "p", "offering": "o", "price_usd_per_hour": 1.0}])
 
 
+def _skips_all(raw: RawCapture, soup: object) -> Parsed:
+    return Parsed(rows_frame([]), Skips({"contact sales": 2, "hidden row": 1}))
+
+
+def _reads_and_skips(raw: RawCapture, soup: object) -> Parsed:
+    return Parsed(rows_frame([{"offering": "o", "price_usd_per_hour": 1.0}]),
+                  Skips({"non-USD price": 3}))
+
+
 def test_first_strategy_that_reads_rows_wins_and_is_named() -> None:
-    frame, name = parse_with_strategies(
+    parsed = parse_with_strategies(
         "t", raw("<p/>"), [("json-ld", _declines), ("table", _empty), ("cards", _reads)])
-    assert (name, frame.height) == ("cards", 1)
+    assert (parsed.strategy, parsed.frame.height, parsed.skips) == ("cards", 1, {})
+
+
+def test_the_winning_strategy_keeps_its_skips_a_losing_one_does_not() -> None:
+    parsed = StrategyParser("t", (("table", _skips_all), ("cards", _reads_and_skips)))(
+        raw("<p/>"))
+    assert (parsed.strategy, dict(parsed.skips)) == ("cards", {"non-USD price": 3})
+
+
+def test_a_page_whose_every_row_is_skipped_fails_naming_the_skips() -> None:
+    parser = StrategyParser("t", (("json-ld", _declines), ("table", _skips_all)))
+    with pytest.raises(ParseError, match=r"every row skipped \(2 contact sales, 1 hidden row\)"):
+        parser(raw("<p/>"))
 
 
 def test_unknown_layout_names_every_strategy_tried() -> None:
@@ -201,4 +222,4 @@ def test_accepts_refuses_before_any_strategy_runs() -> None:
 
     parser = StrategyParser(source="t", strategies=(("cards", _reads),), accepts=refuse)
     with pytest.raises(ParseError, match="not a page"):
-        parser.parse_with_strategy(raw("<p/>"))
+        parser(raw("<p/>"))

@@ -71,7 +71,7 @@ def test_multi_gpu_machines_take_the_count_from_name_or_gpu_cell() -> None:
             "<tr><td>A100-80Gx8</td><td>NVIDIA A100</td><td>80 GB</td><td>$24.72/hr</td></tr>"
             "<tr><td>H100x8</td><td>8x NVIDIA H100</td><td>80 GB</td><td>$47.60/hr</td></tr>"
             "</table>")
-    rows = paperspace.parse(raw(page))
+    rows = paperspace.SOURCE.parse(raw(page))
     assert rows.select("offering", "gpu_name", "gpu_count", "price_usd_per_hour").rows() == [
         ("A100-80Gx8", "NVIDIA A100", 8.0, 24.72),
         ("H100x8", "NVIDIA H100", 8.0, 47.60),
@@ -82,7 +82,7 @@ def test_monthly_subscription_price_is_a_reserved_row_at_its_hourly_equivalent()
     # Layout variant with a monthly plan column (figures illustrative, not Paperspace's).
     page = ("<table><thead><tr><th>GPU</th><th>Per hour</th><th>Per month</th></tr></thead>"
             "<tbody><tr><td>A4000</td><td>$0.76</td><td>$365.00</td></tr></tbody></table>")
-    rows = paperspace.parse(raw(page)).sort("pricing")
+    rows = paperspace.SOURCE.parse(raw(page)).sort("pricing")
     assert rows.select("pricing", "price_usd_per_hour", "monthly_fee_usd").rows() == [
         ("on_demand", 0.76, None),
         ("reserved", pytest.approx(365 / 730), None),
@@ -91,12 +91,12 @@ def test_monthly_subscription_price_is_a_reserved_row_at_its_hourly_equivalent()
 
 def test_page_without_an_hourly_price_table_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="tried table, cards"):
-        paperspace.parse(raw("<html><table><tr><th>Plan</th><th>Storage</th></tr></table>"))
+        paperspace.SOURCE.parse(raw("<html><table><tr><th>Plan</th><th>Storage</th></tr></table>"))
 
 
 def test_every_example_row_validates_and_maps_to_a_catalog_gpu() -> None:
     capture = paperspace.SOURCE.example_capture(FETCHED)
-    batch = validate(to_observations(paperspace.parse(capture), capture, run_id="t"))
+    batch = validate(to_observations(paperspace.SOURCE.parse(capture), capture, run_id="t"))
     assert batch.quarantined.height == 0, batch.quarantined.select("offering", "failed_check")
     models = dict(zip(batch.good["offering"], batch.good["gpu_model"], strict=True))
     assert models["A100"] == "A100 40GB"
@@ -119,4 +119,4 @@ def test_fetch_is_a_plain_get_of_the_pricing_page() -> None:
     assert [(r.method, str(r.url)) for r in sent] == [("GET", "https://www.paperspace.com/pricing")]
     assert "authorization" not in sent[0].headers
     assert capture.url == "https://www.paperspace.com/pricing"
-    assert paperspace.parse(capture).height == 16
+    assert paperspace.SOURCE.parse(capture).height == 16

@@ -106,11 +106,11 @@ def test_graphql_stock_status_sets_availability_of_secure_rows() -> None:
 def test_graphql_accepts_the_bare_gpu_types_list_like_the_capture() -> None:
     envelope = json.loads(runpod_graphql.SOURCE.example.read_bytes())
     bare = json.dumps(envelope["data"]["gpuTypes"])
-    assert runpod_graphql.parse(raw("runpod", bare)).equals(example(runpod_graphql.SOURCE))
+    assert runpod_graphql.SOURCE.parse(raw("runpod", bare)).equals(example(runpod_graphql.SOURCE))
 
 
 def test_graphql_without_lowest_price_leaves_availability_unknown() -> None:
-    rows = runpod_graphql.parse(raw("runpod", json.dumps([gpu_type()])))
+    rows = runpod_graphql.SOURCE.parse(raw("runpod", json.dumps([gpu_type()])))
     assert rows.height == 4
     assert rows["available"].is_null().all()
     assert (rows["gpu_count"] == 1).all()
@@ -119,14 +119,14 @@ def test_graphql_without_lowest_price_leaves_availability_unknown() -> None:
 def test_graphql_missing_cloud_flags_let_the_price_decide() -> None:
     entry = gpu_type(communityPrice=None, communitySpotPrice=0)
     del entry["secureCloud"], entry["communityCloud"]
-    rows = runpod_graphql.parse(raw("runpod", json.dumps([entry])))
+    rows = runpod_graphql.SOURCE.parse(raw("runpod", json.dumps([entry])))
     assert sorted(rows["pricing"]) == ["on_demand", "spot"]
 
 
 def test_graphql_multi_gpu_counts_above_max_are_ignored() -> None:
     entry = gpu_type(maxGpuCount=2, lowestPrice_4={"uninterruptablePrice": 0.40,
                                                     "stockStatus": "Low"})
-    rows = runpod_graphql.parse(raw("runpod", json.dumps([entry])))
+    rows = runpod_graphql.SOURCE.parse(raw("runpod", json.dumps([entry])))
     assert (rows["gpu_count"] == 1).all()
 
 
@@ -134,13 +134,13 @@ def test_graphql_errors_are_parse_errors_with_the_message() -> None:
     body = {"errors": [{"message": "Cannot query field \"securePrice\" on type \"GpuType\"."}],
             "data": None}
     with pytest.raises(ParseError, match="Cannot query field"):
-        runpod_graphql.parse(raw("runpod", json.dumps(body)))
+        runpod_graphql.SOURCE.parse(raw("runpod", json.dumps(body)))
 
 
 @pytest.mark.parametrize("body", ['{"data": {"pods": []}}', '[{"name": "x"}]', "<html>"])
 def test_graphql_wrong_shapes_are_parse_errors(body: str) -> None:
     with pytest.raises(ParseError):
-        runpod_graphql.parse(raw("runpod", body))
+        runpod_graphql.SOURCE.parse(raw("runpod", body))
 
 
 # --- page parser ------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def test_page_example_secure_and_community_prices_from_the_attributes() -> None:
 
 def test_page_without_pricing_rows_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="tried json-ld, next-data, data-attributes"):
-        runpod_page.parse(raw("runpod-page", "<html><body><h1>Pricing</h1></body></html>"))
+        runpod_page.SOURCE.parse(raw("runpod-page", "<html><body><h1>Pricing</h1></body></html>"))
 
 
 def test_page_price_attribute_as_a_plain_number() -> None:
@@ -167,7 +167,7 @@ def test_page_price_attribute_as_a_plain_number() -> None:
     page = ('<a class="gpu-pricing-row"><div class="gpu-pricing-row__model-wrapper">L4</div>'
             '<div class="cc-gpu-price" data-secure-cloud-price="0.39" '
             'data-community-cloud-price="0">$0.39</div></a>')
-    rows = runpod_page.parse(raw("runpod-page", page))
+    rows = runpod_page.SOURCE.parse(raw("runpod-page", page))
     assert rows.select("pricing", "price_usd_per_hour").rows() == [("on_demand", 0.39)]
 
 
@@ -239,7 +239,7 @@ def test_graphql_fetch_posts_the_query_with_the_key_only_in_the_header(
     assert KEY not in capture.url and KEY.encode() not in capture.body
     assert KEY not in caplog.text
     assert capture.url == "https://api.runpod.io/graphql"
-    assert runpod_graphql.parse(capture).height == 26
+    assert runpod_graphql.SOURCE.parse(capture).height == 26
 
 
 def test_graphql_fetch_works_without_a_key() -> None:
@@ -270,4 +270,4 @@ def test_page_fetches_are_plain_gets_without_credentials(module, url: str) -> No
     [sent] = recorder.requests
     assert (sent.method, str(sent.url)) == ("GET", url)
     assert "authorization" not in sent.headers
-    assert module.parse(capture).height > 0
+    assert module.SOURCE.parse(capture).height > 0

@@ -47,7 +47,8 @@ def _prices(frame: pl.DataFrame) -> dict[tuple[str, str], float]:
 
 
 def test_a_placeholder_price_is_never_a_row_and_is_counted() -> None:
-    frame, skipped = runpod_graphql.parse_with_skips(_raw(SUBSET))
+    parsed = runpod_graphql.parse(_raw(SUBSET))
+    frame, skipped = parsed.frame, parsed.skips
     prices = _prices(frame)
     assert ("NVIDIA L40S", "community") not in prices
     assert ("NVIDIA GeForce RTX 4080", "on_demand") not in prices
@@ -60,13 +61,15 @@ def test_a_placeholder_price_is_never_a_row_and_is_counted() -> None:
 
 def test_with_the_cloud_flags_a_half_dollar_price_is_real() -> None:
     flagged = [_type("NVIDIA L4", "L4", 24, 0.5, 0.39, secureCloud=True, communityCloud=True)]
-    frame, skipped = runpod_graphql.parse_with_skips(_raw(flagged))
+    parsed = runpod_graphql.parse(_raw(flagged))
+    frame, skipped = parsed.frame, parsed.skips
     assert _prices(frame)[("NVIDIA L4", "on_demand")] == 0.5
     assert not skipped
 
 
 def test_mig_slices_are_fractions_of_their_card() -> None:
-    frame, skipped = runpod_graphql.parse_with_skips(_raw(SUBSET))
+    parsed = runpod_graphql.parse(_raw(SUBSET))
+    frame, skipped = parsed.frame, parsed.skips
     slices = frame.filter(pl.col("offering").str.contains(" MIG "))
     by_offer = {(o, p): (c, m) for o, p, c, m in slices.select(
         "offering", "pricing", "gpu_count", "gpu_memory_gb").iter_rows()}

@@ -27,8 +27,8 @@ def offer(title: str, price: str, *features: str, hidden: bool = False) -> str:
 
 
 def read(*offers: str) -> tuple[list[dict[str, object]], dict[str, int]]:
-    reading, _ = voltagepark.PARSER.read(raw("<html><body>" + "".join(offers) + "</body></html>"))
-    return reading.rows, dict(reading.skipped)
+    parsed = voltagepark.PARSER(raw("<html><body>" + "".join(offers) + "</body></html>"))
+    return parsed.frame.to_dicts(), dict(parsed.skips)
 
 
 def test_example_rows() -> None:
