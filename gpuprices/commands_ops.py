@@ -150,15 +150,19 @@ def alerts_check(
     path = rules or rules_path()
     if path is None or not path.exists():
         raise fail("no alert rules: pass --rules FILE or set GPUPRICES_ALERTS", 2)
-    settings = load_settings(warehouse=warehouse)
     try:
         config = load_config(path)
-        with open_warehouse(settings.warehouse) as con:
-            events = check_alerts(con, config, send=not dry_run)
     except AlertConfigError as exc:
         raise fail(str(exc), 2) from None
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
+    if dry_run:  # reads only: a read-only connection, usable while a refresh writes
+        with read_warehouse(warehouse) as con:
+            events = check_alerts(con, config, send=False)
+    else:
+        try:
+            with open_warehouse(load_settings(warehouse=warehouse).warehouse) as con:
+                events = check_alerts(con, config)
+        except WarehouseError as exc:
+            raise fail(str(exc)) from None
     if dry_run:
         for event in events:
             typer.echo(f"would send [{event.rule}] {event.message}")
