@@ -17,11 +17,12 @@ __all__ = ["reparse"]
 
 
 def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str | None = None,
-            since: date | None = None) -> list[ReparseResult]:
-    """Re-parse the stored captures of `source` (all by default) observed on/after `since`.
+            since: date | None = None, include_failed: bool = True) -> list[ReparseResult]:
+    """Re-parse the stored captures of `source` (all by default) observed on/after `since`,
+    and (`include_failed`) its failed/rejected captures kept for reparse.
 
     KeyError when `source` names no registered source (an alias such as skypilot is fine).
     """
     name = get_source(source).name if source is not None else None
     return reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
-                            since=since)
+                            since=since, include_failed=include_failed)
