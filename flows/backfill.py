@@ -6,7 +6,8 @@ validation, quarantine, guards, idempotent append), exactly as a nightly refresh
 it. Each capture is its own run (`scrape_run` holds one row per run and source) with a run id
 derived from the capture itself, so a second run finds what the first stored and skips it:
 running twice adds nothing, and an interrupted run resumes where it stopped (each capture
-commits alone). The source is passed in: nothing here picks concrete scrapers.
+commits alone). The source is passed in: nothing here picks concrete scrapers. Each backfill
+ends by recomputing the market tables from the earliest day it changed (flows.market_upkeep).
 
 Plain functions, no Prefect: a backfill is an interactive, one-off command.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows.market_upkeep import market_after_history
 from scrapers.base import FetchError, RawCapture, Source
 from scrapers.demo_history import load_snapshots, replay_dates, snapshot_capture
 from scrapers.ocp_archive import split_by_day
@@ -109,8 +111,10 @@ class Pending:
 
 def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
                       pending: Iterable[Pending], *, archive_root: Path, total: int = 0,
-                      on_progress: OnProgress | None = None) -> list[CaptureResult]:
-    """Land each pending capture (oldest first), skipping those a previous run stored."""
+                      on_progress: OnProgress | None = None,
+                      update_market: bool = True) -> list[CaptureResult]:
+    """Land each pending capture (oldest first), skipping those a previous run stored; then
+    (`update_market`) recompute the market tables from the earliest day that changed."""
     register_source(con, source)
     progress = Progress(total=total)
     results: list[CaptureResult] = []
@@ -145,7 +149,13 @@ def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
         finish_run(con, item.run_id, "completed" if outcome.ok else "failed", note=outcome.error)
         done(CaptureResult(item.key, raw.fetched_at, outcome.status, outcome.rows_stored,
                            outcome.capture_id, outcome.error, fetched))
+    if update_market:
+        market_after_history(con, _changes(results))
     return results
+
+
+def _changes(results: Iterable[CaptureResult]) -> list[tuple[str, object]]:
+    return [(r.status, r.observed_at) for r in results]
 
 
 # ---- the Wayback Machine -------------------------------------------------------------------
@@ -283,7 +293,8 @@ def replay_examples(con: duckdb.DuckDBPyConnection, sources: dict[str, Source], 
                      f"({snapshot.file.name}; values from {snapshot.values_from})",
                 load=lambda raw=raw: (raw, False)))
         results += backfill_captures(con, source, items, archive_root=archive_root,
-                                     on_progress=on_progress)
+                                     on_progress=on_progress, update_market=False)
+    market_after_history(con, _changes(results))  # once, from the earliest day replayed
     return results
 
 
@@ -301,6 +312,8 @@ def skypilot_captures(directory: Path) -> list[DatedCapture]:
 def backfill_skypilot(con: duckdb.DuckDBPyConnection, directory: Path, *,
                       archive_root: Path) -> list[SnapshotResult]:
     """Import every SkyPilot snapshot folder under `directory`, oldest first. Safe to rerun."""
-    return land_dated_captures(con, SKYPILOT, skypilot_captures(directory),
-                               archive_root=archive_root,
-                               label=f"skypilot snapshot from {directory.name}")
+    results = land_dated_captures(con, SKYPILOT, skypilot_captures(directory),
+                                  archive_root=archive_root,
+                                  label=f"skypilot snapshot from {directory.name}")
+    market_after_history(con, [(r.status, r.day) for r in results])
+    return results

@@ -22,7 +22,7 @@ import httpx
 
 from contract import FetchError, ParseError, SourceSkipped
 from contract.settings import Settings, load_settings
-from reports.alerts import run_after_refresh
+from flows.alerts import alerts_after_refresh
 from reports.market_store import update_market_after_refresh
 from scrapers.base import Source
 from scrapers.http import with_retries
@@ -219,5 +219,5 @@ def refresh_now(sources: list[str] | None = None, offline: bool = False,
     outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id,
                            runner=runner)
     # Alert rules ($GPUPRICES_ALERTS or ./alerts.toml): each new event sent once; never raises.
-    run_after_refresh(settings.warehouse)
+    alerts_after_refresh(settings.warehouse)
     return RefreshResult(run_id, settings.warehouse, outcomes)

@@ -1,6 +1,7 @@
 """Re-parse wiring: the warehouse's re-parse with the parsers of this code's source registry.
 
-No Prefect here: `gpuprices reparse` calls it directly.
+No Prefect here: `gpuprices reparse` calls it directly. A reparse ends by recomputing the
+market tables from the earliest day whose rows it replaced or landed (flows.market_upkeep).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows.market_upkeep import market_after_history
 from scrapers.registry import all_sources, get_source
 from warehouse.reparse import ReparseResult, reparse_captures
 
@@ -17,11 +19,14 @@ __all__ = ["reparse"]
 
 
 def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str | None = None,
-            since: date | None = None) -> list[ReparseResult]:
-    """Re-parse the stored captures of `source` (all by default) observed on/after `since`.
+            since: date | None = None, include_failed: bool = True) -> list[ReparseResult]:
+    """Re-parse the stored captures of `source` (all by default) observed on/after `since`,
+    and (`include_failed`) its failed/rejected captures kept for reparse.
 
     KeyError when `source` names no registered source (an alias such as skypilot is fine).
     """
     name = get_source(source).name if source is not None else None
-    return reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
-                            since=since)
+    results = reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
+                               since=since, include_failed=include_failed)
+    market_after_history(con, [(r.status, r.observed_at) for r in results])
+    return results

@@ -45,26 +45,34 @@ def serve(
 
 
 def reparse(
-    source: Annotated[str | None, typer.Option("--source", "-s", help="only this source")]
-    = None,
+    source_arg: Annotated[str | None, typer.Argument(metavar="[SOURCE]",
+                                                     help="only this source")] = None,
+    source: Annotated[str | None, typer.Option("--source", "-s", help="only this source "
+                                               "(same as SOURCE)")] = None,
     since: Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"],
                                                    help="only captures observed on/after")]
     = None,
+    failed: Annotated[bool, typer.Option(help="also re-parse archived captures of failed or "
+                                         "rejected runs (kept for reparse)")] = True,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Re-parse archived raw captures with the current parsers, replacing their rows."""
+    """Re-parse archived raw captures with the current parsers: stored captures' rows are
+    replaced in place; failed captures the parser now reads land at their own time."""
     import polars as pl
 
     from flows.reparse import reparse as reparse_captures
     from warehouse.connection import WarehouseError, open_warehouse
 
+    if source_arg and source and source_arg != source:
+        raise fail(f"two sources given: {source_arg} and --source {source}", 2)
     settings = load_settings(warehouse=warehouse)
     since_day: date | None = since.date() if since else None
     try:
         with open_warehouse(settings.warehouse) as con:
-            results = reparse_captures(con, archive_root=settings.archive_root, source=source,
-                                       since=since_day)
+            results = reparse_captures(con, archive_root=settings.archive_root,
+                                       source=source_arg or source, since=since_day,
+                                       include_failed=failed)
     except KeyError as exc:
         raise fail(str(exc.args[0]), 2) from None
     except WarehouseError as exc:
@@ -74,12 +82,12 @@ def reparse(
         return
     frame = pl.DataFrame([
         {"source": r.source, "capture": r.capture_id[:12], "observed_at": r.observed_at,
-         "status": r.status, "rows_before": r.rows_before, "rows_after": r.rows_after,
-         "quarantined": r.rows_quarantined,
+         "was": r.was, "status": r.status, "rows_before": r.rows_before,
+         "rows_after": r.rows_after, "quarantined": r.rows_quarantined,
          "note": None if r.status == "reparsed" else r.note} for r in results])
     print_frame(frame, fmt, title="reparse")
-    if any(r.status != "reparsed" for r in results):
-        raise fail("some captures were kept as they were (see note column)")
+    if any(r.problem for r in results):
+        raise fail("some stored captures were kept as they were (see note column)")
 
 
 def export(
@@ -150,15 +158,19 @@ def alerts_check(
     path = rules or rules_path()
     if path is None or not path.exists():
         raise fail("no alert rules: pass --rules FILE or set GPUPRICES_ALERTS", 2)
-    settings = load_settings(warehouse=warehouse)
     try:
         config = load_config(path)
-        with open_warehouse(settings.warehouse) as con:
-            events = check_alerts(con, config, send=not dry_run)
     except AlertConfigError as exc:
         raise fail(str(exc), 2) from None
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
+    if dry_run:  # reads only: a read-only connection, usable while a refresh writes
+        with read_warehouse(warehouse) as con:
+            events = check_alerts(con, config, send=False)
+    else:
+        try:
+            with open_warehouse(load_settings(warehouse=warehouse).warehouse) as con:
+                events = check_alerts(con, config)
+        except WarehouseError as exc:
+            raise fail(str(exc)) from None
     if dry_run:
         for event in events:
             typer.echo(f"would send [{event.rule}] {event.message}")

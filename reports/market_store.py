@@ -2,8 +2,10 @@
 
 `update_market` runs after every refresh: it recomputes the days from the newest stored one
 (today's value moves with each refresh) to the newest observed day, each day in its own
-transaction, so running it twice changes nothing. `rebuild_market` recomputes every day
-(after a backfill of older days). Like reports.alerts, this is a report that keeps a record.
+transaction, so running it twice changes nothing. `update_market_from` recomputes from a given
+day on (a backfill or reparse changed that day: a day's value depends only on the prices
+observed up to its end, so the days before it stand). `rebuild_market` recomputes every day.
+Like reports.alerts, this is a report that keeps a record.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from reports.market import (
 from reports.queries import table_exists
 
 __all__ = ["ensure_market_tables", "read_market", "read_provider_prices", "rebuild_market",
-           "store_market_day", "update_market", "update_market_after_refresh"]
+           "store_market_day", "update_market", "update_market_after_refresh",
+           "update_market_from"]
 
 MARKET_SQL = Path(__file__).with_name("market.sql")
 
@@ -75,12 +78,37 @@ def _observed_days(con: duckdb.DuckDBPyConnection, now: datetime) -> tuple[date,
     return row[0].astimezone(UTC).date(), row[1].astimezone(UTC).date()
 
 
+def _days_with_prices(con: duckdb.DuckDBPyConnection, first: date, last: date,
+                      now: datetime, config: MarketConfig) -> set[date]:
+    """The days some source's prices are fresh on: a run stored or re-confirmed them at most
+    carry_forward_days before (the market's own staleness rule, reports.market.market_offers).
+    On the other days every offer is stale, so the day has no rows."""
+    carry = timedelta(days=config.carry_forward_days)
+    seen = con.execute(
+        "SELECT DISTINCT observed_at FROM scrape_run WHERE status IN ('success', 'unchanged') "
+        "AND capture_id IS NOT NULL AND observed_at <= $now "
+        "AND observed_at >= $since", {"now": now, "since": datetime.combine(
+            first - carry - timedelta(days=1), datetime.min.time(), UTC)}).fetchall()
+    days: set[date] = set()
+    for (observed_at,) in seen:
+        day = observed_at.astimezone(UTC).date()
+        days.update(day + timedelta(days=k) for k in range(config.carry_forward_days + 1))
+    return {day for day in days if first <= day <= last}
+
+
 def _fill(con: duckdb.DuckDBPyConnection, first: date, last: date, now: datetime,
           config: MarketConfig) -> list[date]:
     segments = load_segments()
     days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    priced = _days_with_prices(con, first, last, now, config)
+    silent = [day for day in days if day not in priced]
+    if silent:  # nothing to compute: only rows stored earlier to clear
+        for table in ("market_price", "market_provider_price"):
+            con.execute(f"DELETE FROM {table} WHERE list_contains($days, day)",
+                        {"days": silent})
     for day in days:
-        store_market_day(con, day, now=now, config=config, segments=segments)
+        if day in priced:
+            store_market_day(con, day, now=now, config=config, segments=segments)
     return days
 
 
@@ -102,6 +130,21 @@ def update_market(con: duckdb.DuckDBPyConnection, *, now: datetime | None = None
     row = con.execute("SELECT max(day) FROM market_price").fetchone()
     first = max(row[0], observed[0]) if row and row[0] is not None else observed[0]
     return _fill(con, first, _last_day(observed[1], now, config), now, config)
+
+
+def update_market_from(con: duckdb.DuckDBPyConnection, first_changed: date, *,
+                       now: datetime | None = None,
+                       config: MarketConfig | None = None) -> list[date]:
+    """Recompute the days from `first_changed` (or the first observed day, if later) to the
+    last one; the stored days before it are kept. Returns the days recomputed."""
+    now = now or datetime.now(UTC)
+    config = config or load_market_config()
+    ensure_market_tables(con)
+    observed = _observed_days(con, now)
+    if observed is None:
+        return []
+    first, last = max(first_changed, observed[0]), _last_day(observed[1], now, config)
+    return _fill(con, first, last, now, config) if first <= last else []
 
 
 def rebuild_market(con: duckdb.DuckDBPyConnection, *, now: datetime | None = None,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.alerts import alerts_after_refresh
 from flows.backfill import backfill_skypilot
 from reports.alerts import (
     AlertConfig,
@@ -15,7 +16,6 @@ from reports.alerts import (
     check_alerts,
     load_config,
     parse_config,
-    run_after_refresh,
 )
 from tests.ops.receiver import http_receiver
 from tests.ops.snapshots import lambda_csv, moving_history, runpod_csv, write_snapshot
@@ -86,17 +86,17 @@ def test_events_reach_an_apprise_json_webhook(tmp_path: Path, warehouse_path: Pa
     with http_receiver() as (host, received):
         env = {"GPUPRICES_ALERTS": str(rules_file),
                "GPUPRICES_ALERT_URLS": f"json://{host}/gpu-alerts"}
-        fired = run_after_refresh(warehouse_path, env)
+        fired = alerts_after_refresh(warehouse_path, env)
         assert [e.delivered for e in fired] == [["log", "apprise x1"]]
-        assert run_after_refresh(warehouse_path, env) == []  # sent once
+        assert alerts_after_refresh(warehouse_path, env) == []  # sent once
     assert len(received) == 1
     assert received[0]["path"] == "/gpu-alerts"
     assert received[0]["json"]["title"] == "H100 below $2.20/GPU-h"
     assert "$1.99/GPU-h at lambda gpu_1x_h100_pcie" in received[0]["json"]["message"]
     # Without a rules file alerts are off, and a broken file never raises into a refresh.
-    assert run_after_refresh(warehouse_path, {}) == []
+    assert alerts_after_refresh(warehouse_path, {}) == []
     rules_file.write_text("[[rule]]\nkind = 'nope'\n", encoding="utf-8")
-    assert run_after_refresh(warehouse_path, {"GPUPRICES_ALERTS": str(rules_file)}) == []
+    assert alerts_after_refresh(warehouse_path, {"GPUPRICES_ALERTS": str(rules_file)}) == []
 
 
 def test_config_errors_name_the_rule(tmp_path: Path) -> None:
