@@ -6,8 +6,7 @@ of an append leaves the previous state, and replaying a stored capture adds noth
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
@@ -97,23 +96,6 @@ def capture_stored(con: duckdb.DuckDBPyConnection, source: str, capture_id: str)
     return bool(row and row[0])
 
 
-@contextmanager
-def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Run an append on one DuckDB thread, then restore the setting.
-
-    A night's batch is smaller than one row group, so its inserts and summary statements
-    gain nothing from parallel workers; their start-up and synchronisation cost ~35 % CPU
-    per append on a 2-core machine (BENCHMARKS.md, ingest).
-    """
-    threads = con.execute("SELECT current_setting('threads')").fetchone()
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        if threads:
-            con.execute(f"SET threads = {int(threads[0])}")
-
-
 def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     if frame.height == 0:
         return
@@ -175,13 +157,6 @@ def append_batch(
     `capture` is the raw_capture row (kept even for failed parses, so the day can be re-parsed);
     `good` rows become observations, `quarantined` rows go to quarantine with their failed check.
     """
-    with _one_thread(con):
-        _append_batch(con, record, capture, good, quarantined)
-
-
-def _append_batch(con: duckdb.DuckDBPyConnection, record: ScrapeRecord,
-                  capture: dict[str, object] | None, good: pl.DataFrame | None,
-                  quarantined: pl.DataFrame | None) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         if capture is not None:
@@ -215,14 +190,6 @@ def replace_capture_observations(
 
     Returns how many old observations were replaced. The re-parse is itself a scrape_run row.
     """
-    with _one_thread(con):
-        return _replace_capture_observations(con, record, capture_id, good, quarantined)
-
-
-def _replace_capture_observations(
-    con: duckdb.DuckDBPyConnection, record: ScrapeRecord, capture_id: str,
-    good: pl.DataFrame, quarantined: pl.DataFrame,
-) -> int:
     con.execute("BEGIN TRANSACTION")
     try:
         row = con.execute("SELECT count(*) FROM observation WHERE capture_id = ?",
