@@ -1,7 +1,8 @@
 """Start-up: wall time of CLI commands from a cold process, and whether they import Prefect.
 
 Targets (issue 11), each the median of several cold runs, printed with the machine's load:
-read commands (query, sources, cheapest, summary) <= 1 s and no Prefect import; `report`
+read commands (query, sources, cheapest, summary, market, explain, history, changes, value)
+<= 1 s and no Prefect import; `report`
 <= 3 s on the demo warehouse; `refresh --offline` of every source <= 5 s (both run their
 flow's work directly: no Prefect API configured); `make demo` after the first install
 (= refresh --offline + report + a no-op `uv sync`) <= 20 s. A benchmark, not a timed test.
@@ -61,12 +62,21 @@ def main(argv: list[str] | None = None) -> int:
         # At small size (CI) an empty warehouse is enough: Prefect's start-up is not measured.
         refresh_args = ["refresh", "--offline"]
         refresh_s = None
+        demo_steps: list[tuple[str, float]] = []
+        if not small:
+            # The demo warehouse, as `make demo` builds it: the example history, then a refresh.
+            seconds, done = _cli(["backfill", "examples"], env)
+            demo_steps.append(("backfill examples", seconds))
+            if done.returncode != 0:
+                print(f"   backfill failed ({done.returncode}): {done.stderr[-500:]}")
+                return 1
         if small:
             from warehouse.connection import connect
 
             connect(workdir / "w.duckdb").close()
         else:
             refresh_s, done = _cli(refresh_args, env)
+            demo_steps.append(("refresh --offline (first, after the backfill)", refresh_s))
             if done.returncode not in (0, 1) or not (workdir / "w.duckdb").exists():
                 print(f"   refresh failed ({done.returncode}): {done.stderr[-500:]}")
                 return 1
@@ -80,7 +90,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   bare python: {python_s * 1000:.0f} ms; `import prefect`: "
               f"{prefect_import_s * 1000:.0f} ms")
         print(f"   load average (1/5/15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        demo_s = 0.0
         if not small:
             for command, target in ((refresh_args, REFRESH_TARGET_S),
                                     (["report", "--out", str(workdir / "reports")],
@@ -93,17 +102,22 @@ def main(argv: list[str] | None = None) -> int:
                         status = 1
                     times.append(seconds)
                 seconds = statistics.median(times)
-                demo_s += seconds
+                if command[0] == "report":
+                    demo_steps.append(("report", seconds))
                 print(f"   {verdict(seconds <= target)} gpuprices {' '.join(command[:2])!r:<24} "
                       f"{seconds * 1000:6.0f} ms (median of {repeat}; target <= {target:g} s)")
+            demo_s = sum(seconds for _, seconds in demo_steps)
             print(f"   {verdict(demo_s <= DEMO_TARGET_S)} make demo without the install step "
-                  f"~{demo_s:.1f} s (refresh --offline + report; target <= {DEMO_TARGET_S:g} s)")
+                  f"{demo_s:.1f} s ({' + '.join(f'{n} {s:.1f} s' for n, s in demo_steps)}; "
+                  f"target <= {DEMO_TARGET_S:g} s)")
         for command in (["query", "select 1"], ["sources"], ["cheapest", "--limit", "5"],
-                        ["summary"]):
+                        ["summary"], ["market", "--gpu", "H100"], ["explain", "market", "H100"],
+                        ["history", "H100"], ["changes", "--since", "2024-01-01"], ["value"]):
             times = []
             for _ in range(repeat):
                 seconds, done = _cli(command, env)
-                if done.returncode != 0:
+                # small: an empty warehouse, where `history` rightly answers "no prices" (1)
+                if done.returncode != 0 and not (small and done.returncode == 1):
                     print(f"   {command}: exit {done.returncode}: {done.stderr[-300:]}")
                     status = 1
                 times.append(seconds)

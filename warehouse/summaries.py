@@ -127,9 +127,16 @@ def _refresh_daily_cheapest(con: duckdb.DuckDBPyConnection, since: date | None) 
         con.execute(_DAILY_CHEAPEST, {"day": day, "end_of_day": end_of_day(day)})
 
 
-def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date) -> None:
-    """A night newer than every stored one: compare its prices with each offering's last."""
+def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date, *,
+                         first: bool = False) -> None:
+    """A night newer than every stored one: compare its prices with each offering's last.
+
+    `first`: the source has no price_state rows yet (no change to find, no row to update).
+    """
     params = {"s": source, "d": day}
+    if first:
+        con.execute(_PRICE_STATE.format(where="WHERE source = $s AND day = $d"), params)
+        return
     con.execute(
         f"""
         INSERT INTO price_change
@@ -224,7 +231,7 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
         for day in days:
             _refresh_daily_price(con, source, day)
         if in_order:
-            _changes_for_new_day(con, source, days[0])
+            _changes_for_new_day(con, source, days[0], first=last_day is None)
         else:
             _recompute_changes(con, source)
     current = con.execute("SELECT capture_id, observed_at FROM latest_capture WHERE source = $s",
