@@ -203,24 +203,32 @@ def test_one_source_speaks_per_provider_gpu_and_pricing(
     assert everything == 4
 
 
-def test_reference_tables_resync_only_when_their_fingerprint_changes(
+def test_reference_tables_resync_only_when_files_or_rows_changed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A reopen skips the reference sync while the shipped files (and the code reading them)
-    are unchanged, and redoes it when their fingerprint differs from the stored one."""
+    """A reopen reads the reference files again only when they (or the code reading them)
+    changed, or when the tables' rows no longer are what the last sync wrote."""
+    import schemas.reference
     import warehouse.connection
 
     path = tmp_path / "w.duckdb"
     con = connect(path)
     shipped = con.execute("SELECT count(*) FROM gpu_catalog").fetchone()[0]
+    con.close()
+
+    def must_not_load() -> None:
+        raise AssertionError("the reference files were read again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(schemas.reference, "load_plans", must_not_load)
+        connect(path).close()  # same files, same rows: nothing re-read or rewritten
+    con = connect(path)
     con.execute("DELETE FROM gpu_catalog WHERE gpu_model = 'H100 SXM'")
     con.close()
-    con = connect(path)  # same files: nothing re-validated or rewritten
-    assert con.execute("SELECT count(*) FROM gpu_catalog").fetchone()[0] == shipped - 1
+    con = connect(path)  # a row changed behind the sync's back: written again
+    assert con.execute("SELECT count(*) FROM gpu_catalog").fetchone()[0] == shipped
     con.close()
     monkeypatch.setattr(warehouse.connection, "_reference_fingerprint",
                         lambda: "reference data edited")
-    con = connect(path)  # the files changed: the tables are rewritten from them
-    try:
-        assert con.execute("SELECT count(*) FROM gpu_catalog").fetchone()[0] == shipped
-    finally:
-        con.close()
+    monkeypatch.setattr(schemas.reference, "load_plans", must_not_load)
+    with pytest.raises(AssertionError, match="read again"):
+        connect(path)  # the files changed: they are read again
