@@ -14,9 +14,10 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import polars as pl
+if TYPE_CHECKING:  # polars is imported on first use: settings and the CLI do not need it
+    import polars as pl
 
 __all__ = [
     "GLOBAL_REGION",
@@ -46,22 +47,41 @@ STALE_AFTER_H = 48
 # source_url) and the canonical gpu_model are added downstream, by schemas.observation.
 # `provider` may be left null by a source that speaks for one provider: it is filled from the
 # source's definition (scrapers.base.SourceDef.provider).
-PARSED_SCHEMA: dict[str, pl.DataType] = {
-    "provider": pl.String(),
-    "offering": pl.String(),  # the provider's own instance / flavor / SKU name
-    "gpu_name": pl.String(),  # the GPU as the provider wrote it
-    "gpu_count": pl.Float64(),  # fractional for GPU slices
-    "gpu_memory_gb": pl.Float64(),  # per GPU
-    "vcpus": pl.Float64(),
-    "ram_gb": pl.Float64(),
-    "region": pl.String(),
-    "pricing": pl.String(),
-    "price_usd_per_hour": pl.Float64(),  # the whole offering
-    "billing_increment_s": pl.Int64(),
-    "available": pl.Boolean(),
-    "gpu_only": pl.Boolean(),  # price covers the GPUs but not the host VM (GCP GPU SKUs)
-    "monthly_fee_usd": pl.Float64(),  # a fixed fee billed on top of the hourly price, if any
-}
+_PARSED_COLUMNS: tuple[tuple[str, str], ...] = (  # (column, polars type), in order
+    ("provider", "String"),
+    ("offering", "String"),  # the provider's own instance / flavor / SKU name
+    ("gpu_name", "String"),  # the GPU as the provider wrote it
+    ("gpu_count", "Float64"),  # fractional for GPU slices
+    ("gpu_memory_gb", "Float64"),  # per GPU
+    ("vcpus", "Float64"),
+    ("ram_gb", "Float64"),
+    ("region", "String"),
+    ("pricing", "String"),
+    ("price_usd_per_hour", "Float64"),  # the whole offering
+    ("billing_increment_s", "Int64"),
+    ("available", "Boolean"),
+    ("gpu_only", "Boolean"),  # price covers the GPUs but not the host VM (GCP GPU SKUs)
+    ("monthly_fee_usd", "Float64"),  # a fixed fee billed on top of the hourly price, if any
+)
+
+
+def _parsed_schema() -> dict[str, pl.DataType]:
+    schema = globals().get("PARSED_SCHEMA")
+    if schema is None:
+        import polars as pl
+
+        schema = {column: getattr(pl, kind)() for column, kind in _PARSED_COLUMNS}
+        globals()["PARSED_SCHEMA"] = schema
+    return schema
+
+
+def __getattr__(name: str) -> Any:
+    # PARSED_SCHEMA is built on first use, so that importing the contract (every command
+    # does, for its settings) does not import polars (~0.17 s of start-up).
+    if name == "PARSED_SCHEMA":
+        return _parsed_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 GLOBAL_REGION = "global"  # for prices that are the same everywhere or name no region
 
@@ -164,11 +184,15 @@ class HttpSettings:
 
 def rows_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Build a parsed frame from row dicts; missing keys become nulls, extra keys are an error."""
-    return pl.DataFrame(rows, schema=PARSED_SCHEMA, orient="row") if rows else empty_parsed()
+    import polars as pl
+
+    return pl.DataFrame(rows, schema=_parsed_schema(), orient="row") if rows else empty_parsed()
 
 
 def empty_parsed() -> pl.DataFrame:
-    return pl.DataFrame(schema=PARSED_SCHEMA)
+    import polars as pl
+
+    return pl.DataFrame(schema=_parsed_schema())
 
 
 def conform(frame: pl.DataFrame) -> pl.DataFrame:
@@ -176,11 +200,13 @@ def conform(frame: pl.DataFrame) -> pl.DataFrame:
 
     A frame already in that shape is returned as it is (conform runs once per frame).
     """
-    if list(frame.schema.items()) == list(PARSED_SCHEMA.items()):
+    import polars as pl
+
+    if list(frame.schema.items()) == list(_parsed_schema().items()):
         return frame
-    missing = [c for c in PARSED_SCHEMA if c not in frame.columns]
+    missing = [c for c in _parsed_schema() if c not in frame.columns]
     frame = frame.with_columns(pl.lit(None).alias(c) for c in missing)
-    return frame.select(pl.col(c).cast(t, strict=False) for c, t in PARSED_SCHEMA.items())
+    return frame.select(pl.col(c).cast(t, strict=False) for c, t in _parsed_schema().items())
 
 
 def now_utc() -> datetime:

@@ -121,15 +121,10 @@ def _last_day(observed_last: date, now: datetime, config: MarketConfig) -> date:
 def update_market(con: duckdb.DuckDBPyConnection, *, now: datetime | None = None,
                   config: MarketConfig | None = None) -> list[date]:
     """Fill the days since the newest stored day (that day included). Returns the days."""
-    now = now or datetime.now(UTC)
-    config = config or load_market_config()
     ensure_market_tables(con)
-    observed = _observed_days(con, now)
-    if observed is None:
-        return []
     row = con.execute("SELECT max(day) FROM market_price").fetchone()
-    first = max(row[0], observed[0]) if row and row[0] is not None else observed[0]
-    return _fill(con, first, _last_day(observed[1], now, config), now, config)
+    return update_market_from(con, row[0] if row and row[0] is not None else date.min,
+                              now=now, config=config)
 
 
 def update_market_from(con: duckdb.DuckDBPyConnection, first_changed: date, *,

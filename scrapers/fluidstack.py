@@ -62,7 +62,7 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     skips = Skips()
     for table in read_tables(soup):
         rows += read_price_table(table, layout, skips, section=table.caption,
-                                        fetched_at=raw.fetched_at)
+                                 fetched_at=raw.fetched_at)
     return page_rows(rows, skips)
 
 

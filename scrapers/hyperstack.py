@@ -82,7 +82,7 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     skips = Skips()
     for table in read_tables(soup):
         rows += read_price_table(table, layout, skips, section=table.caption,
-                                        fetched_at=raw.fetched_at)
+                                 fetched_at=raw.fetched_at)
     return page_rows(rows, skips)
 
 
@@ -101,7 +101,7 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
                          caption=clean_text(title.get_text(" ", strip=True)) if title else "")
         if table is not None:
             rows += read_price_table(table, layout, skips, section=table.caption,
-                                            fetched_at=raw.fetched_at)
+                                     fetched_at=raw.fetched_at)
     return page_rows(rows, skips)
 
 
