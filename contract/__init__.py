@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # polars is imported on first use: settings and the CLI do no
 __all__ = [
     "GLOBAL_REGION",
     "PARSED_SCHEMA",
+    "PRICING",
     "STALE_AFTER_H",
     "FetchError",
     "HttpSettings",
@@ -62,7 +63,35 @@ _PARSED_COLUMNS: tuple[tuple[str, str], ...] = (  # (column, polars type), in or
     ("available", "Boolean"),
     ("gpu_only", "Boolean"),  # price covers the GPUs but not the host VM (GCP GPU SKUs)
     ("monthly_fee_usd", "Float64"),  # a fixed fee billed on top of the hourly price, if any
+    # Added in schema version 6 (all optional: a parser that does not know them leaves nulls).
+    ("term_months", "Float64"),  # commitment length of a `reserved` price (1, 6, 12, 36 ...)
+    ("effective_from", "Date"),  # an announced price: the day it takes effect (null: in force)
+    ("currency", "String"),  # ISO 4217 code of the price as quoted; null means USD
+    # The whole-offering price in `currency` when that is not USD (price_usd_per_hour is then
+    # left null by the parser and filled downstream from a dated exchange rate).
+    ("price_native_per_hour", "Float64"),
+    ("gpus_available", "Float64"),  # GPUs free to rent now, where the source says
 )
+
+# The closed set of pricing kinds, and what each means. Every source uses these words; the
+# README's pricing table is this dict. `gpu_only` is not a kind but a flag on any row: the
+# price covers the GPUs alone, host CPU and RAM billed apart (GCP GPU SKUs, GPU-component
+# price lists).
+PRICING: dict[str, str] = {
+    "on_demand": "pay as you go, no commitment, not interruptible, at a fixed list price",
+    "spot": "spare capacity at a market price (spot, preemptible); can be reclaimed at short "
+            "notice",
+    "interruptible": "marketplace bid price (Vast.ai min_bid); preempted when outbid",
+    "community": "on-demand on community/peer hosts (RunPod community cloud), weaker guarantees",
+    "community_spot": "interruptible capacity on community hosts (RunPod community spot)",
+    "reserved": "a commitment (term_months: 1 month .. 3 years) quoted as its hourly equivalent",
+    "serverless": "billed per second/minute of use for a function, container or job; no idle "
+                  "cost",
+    "inference": "a GPU priced for an inference product (dedicated inference endpoints, an "
+                 "inference-only column): not a general-purpose instance",
+    "flex": "queued capacity that starts when available (GCP DWS Flex-start): not on demand",
+    "dynamic": "a price the provider changes daily with demand (DataCrunch dynamic pricing)",
+}
 
 
 def _parsed_schema() -> dict[str, pl.DataType]:

@@ -257,10 +257,10 @@ def history(
     """Cheapest price per day for GPU, with the source and capture of every point."""
     import polars as pl
 
+    from contract import PRICING
     from reports.charts import plot_daily, sparkline
     from reports.history import series_points
     from reports.names import resolve_gpus
-    from schemas.observation import PRICING
 
     try:
         models = resolve_gpus([gpu])

@@ -56,8 +56,8 @@ def _models(names: list[str]) -> list[str]:
 
 
 def _pricing(pricing: list[str] | None) -> tuple[str, ...]:
+    from contract import PRICING
     from reports.offers import STEADY_PRICING
-    from schemas.observation import PRICING
 
     chosen = tuple(pricing or STEADY_PRICING)
     unknown = [p for p in chosen if p not in PRICING]

@@ -12,24 +12,15 @@ from datetime import datetime
 
 import pandera.polars as pa
 import polars as pl
-from pandera.engines.polars_engine import DateTime
+from pandera.engines.polars_engine import Date, DateTime
 
-from contract import PARSED_SCHEMA, RawCapture, conform
+from contract import PARSED_SCHEMA, PRICING, RawCapture, conform
 from schemas.gpus import UNKNOWN_GPU, catalog_frame, normalise_gpu_name
 from schemas.invariants import suspect_layout
 
-# The closed set of pricing values, and what each means.
-PRICING: dict[str, str] = {
-    "on_demand": "pay as you go, no commitment, not interruptible",
-    "spot": "cloud spare capacity at a market price; can be reclaimed at short notice",
-    "interruptible": "marketplace bid price (Vast.ai min_bid); preempted when outbid",
-    "community": "on-demand on community/peer hosts (RunPod community cloud), weaker guarantees",
-    "community_spot": "interruptible capacity on community hosts (RunPod community spot)",
-    "reserved": "commitment (1 month .. 3 years) quoted as its hourly equivalent",
-    "serverless": "billed per second/minute of use for a function or job; no idle cost",
-}
-
 SOURCE_KINDS = ("api", "page", "catalog", "static")
+_ADDED_IN_V6 = ("term_months", "effective_from", "currency", "price_native_per_hour",
+                "gpus_available")
 
 OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     "observed_at": pl.Datetime("us", "UTC"),
@@ -37,9 +28,11 @@ OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     "capture_id": pl.String(),
     "source": pl.String(),
     "source_url": pl.String(),
-    **PARSED_SCHEMA,
+    # In the warehouse's column order: the columns added by migration 006 come last.
+    **{c: t for c, t in PARSED_SCHEMA.items() if c not in _ADDED_IN_V6},
     "gpu_model": pl.String(),
     "price_usd_per_gpu_hour": pl.Float64(),
+    **{c: t for c, t in PARSED_SCHEMA.items() if c in _ADDED_IN_V6},
 }
 
 # Plausible $/GPU-hour band: proportional to the card's dense BF16 throughput, with absolute
@@ -87,6 +80,11 @@ class Observation(pa.DataFrameModel):
     available: bool = pa.Field(nullable=True)
     gpu_only: bool = pa.Field(nullable=False)
     monthly_fee_usd: float = pa.Field(nullable=True, ge=0)
+    term_months: float = pa.Field(nullable=True, gt=0, le=120)
+    effective_from: Date = pa.Field(nullable=True)
+    currency: str = pa.Field(nullable=True, str_matches=r"^[A-Z]{3}$")
+    price_native_per_hour: float = pa.Field(nullable=True, gt=0)
+    gpus_available: float = pa.Field(nullable=True, ge=0)
     gpu_model: str = pa.Field(nullable=False)
     price_usd_per_gpu_hour: float = pa.Field(nullable=False, gt=0)
 
