@@ -85,10 +85,14 @@ def test_2026_regions_on_demand_and_spot_read_by_header() -> None:
         ("NVIDIA HGX H100", "europe", "on_demand"): (8.0, 48.0),
         ("NVIDIA HGX H100", "europe", "spot"): (8.0, 19.0),
         ("NVIDIA L40S", "europe", "on_demand"): (8.0, 17.0),
+        # The inference single-GPU column: one GPU's price, kind `inference` (never on-demand).
+        ("NVIDIA GB200 NVL72 (inference, single GPU)", "north-america", "inference"): (1.0, 10.0),
+        ("NVIDIA HGX H100 (inference, single GPU)", "north-america", "inference"): (1.0, 6.0),
+        ("NVIDIA L40S (inference, single GPU)", "north-america", "inference"): (1.0, 2.125),
     }
-    # The inference single-GPU column is never a row; it is counted.
-    assert skipped[coreweave.INFERENCE_SKIP] == 3
-    assert skipped["no price (contact sales / N/A)"] == 3  # GB200 spot, B300, EU L40S spot
+    assert skipped[coreweave.INFERENCE_SKIP] == 0
+    # GB200 spot, B300 on-demand and inference, EU L40S spot
+    assert skipped["no price (contact sales / N/A)"] == 3
     assert 999.0 not in rows["price_usd_per_hour"].to_list()  # mobile copies are not cells
     h100 = rows.filter(pl.col("offering") == "NVIDIA HGX H100").row(0, named=True)
     assert (h100["gpu_memory_gb"], h100["vcpus"], h100["ram_gb"]) == (80, 128, 2048)
