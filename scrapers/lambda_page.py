@@ -9,19 +9,35 @@ Layouts it reads, tried in this order (`gpuprices parse` names the one that read
    the GPU in each row's `<th>`, `<td data-label="VRAM/GPU|vCPUs|RAM|STORAGE|PRICE/GPU/HR*">`
    cells. Since about Dec 2025 the tabs are also embedded as JSON strings
    (`{"contentHtml":"\\u003Ctable ...","label":"8x"}`), unescaped and read the same way.
-   1-Click Cluster / Reserved sections and heading rows ("On-Demand") are not instance prices.
-2. `table/rows`, lambdalabs.com HubSpot tables, 2023 and 2024: one table, a row per instance
-   whose first cell names it ("On-demand 8x NVIDIA H100 SXM" in 2024, "8x NVIDIA H100 SXM" in
-   2023), then GPU memory, vCPUs, RAM, storage and the price. Per GPU or per instance comes
-   from the page's words, never from the date: "$2.99 / GPU / hr" (2024) is per GPU-hour,
-   "$20.72 / hr" (2023, no "/ GPU", and no "/GPU" in the column header either) is the whole
-   instance per hour. Rows without a price ("Reserved 8x ... CONTACT SALES") are not rows.
-   The 2023 page also had a reserved-cluster table priced per H100 per hour for a term: those
-   prices are stored as pricing `reserved` with the term in the offering name
-   (`reserved_3y_h100_sxm5`, or `gpu_8x_h100_sxm5_reserved_3y` when the row names a count),
-   one GPU per row (the price is per GPU-hour; a cluster's size is not an instance). A reserved
-   price whose term the page does not state is left out: a commitment of unknown length is not
-   comparable with anything.
+   1-Click Cluster / Reserved sections (in 2026 their tabs are labelled by GPU, "NVIDIA HGX
+   B200", with DURATION "2 weeks - 1 year" and GPU COUNT "16+": a range of terms, not one) and
+   heading rows ("On-Demand") are not instance prices.
+2. `table/rows`, lambdalabs.com HubSpot tables, 2023 and 2024, read by header words (by cell
+   shape when a table has none): a row per instance named "On-demand 8x NVIDIA H100 SXM"
+   (2024) or "8x NVIDIA H100 SXM" + a "New" badge (2023), GPU memory, vCPUs, RAM, storage
+   and the price. Per GPU or per instance comes from the page's words, never from the date:
+   "$2.99 / GPU / hr" (2024) is per GPU-hour, "$20.72 / hr" (2023, no "/ GPU", and no "/GPU"
+   in the column header either) is the whole instance per hour. The 2023 page names two
+   instances "8x NVIDIA A100": the 40 GB and the 80 GB one, told apart by the VRAM cell
+   (gpu_8x_a100 and gpu_8x_a100_80gb_sxm4). Rows without a price ("Reserved 8x ... CONTACT
+   SALES") are not rows.
+   The 2023 page also had a "Reserved Cloud Cluster pricing" table: a label ("Reserved",
+   "Sprint"), an instance type ("8x NVIDIA H100"), a GPU column ("H100 SXM"), a price per
+   GPU ("$1.89/H100/hour"), a Term ("3-years", "3-months") and a cluster size in GPUs
+   ("64 - 60,000", not an instance). Those are stored as pricing `reserved` for the instance
+   type (price x GPUs), `term_months` from the Term and the term in the offering
+   (`gpu_8x_h100_sxm5_reserved_3y`); a row naming no instance is one GPU's price
+   (`reserved_3y_h100_sxm5`). A reserved price whose term the page does not state is left
+   out: a commitment of unknown length is not comparable with anything.
+3. `json-ld`, a fallback for a page whose price list is schema.org data only: Offers (of a
+   Product, an AggregateOffer or an OfferCatalog) in USD per hour, named like the tables
+   ("NVIDIA H100 SXM", "8x NVIDIA H100 SXM"); per GPU when the offer's words say so, a count
+   in the name makes it the instance's price otherwise, no count is one GPU.
+
+Cells are checked against their columns before a price is read: money under a spec column
+(VRAM, vCPUs, RAM, STORAGE) or a size under the price column ("22 TiB SSD" under PRICE) is a
+damaged or edited page and a ParseError, never a price. A price in another currency is not
+stored (counted "non-USD price").
 
 Rows seen but not stored are counted by reason (`SOURCE.parse_report(raw).skips`): no price
 ("CONTACT SALES", "Sold out"), a $0 placeholder, a reserved price without a stated term, a
@@ -62,9 +78,12 @@ from scrapers.pagekit import (
     badges_say_unavailable,
     clean_text,
     commitment_term,
+    count_in_name,
     gpu_label,
+    json_ld_objects,
     name_badges,
     no_price_reason,
+    offers_of,
     parse_price,
     price_unit,
     read_tables,
@@ -81,6 +100,9 @@ _COUNT_LABEL = re.compile(r"^\s*(\d+)\s*x\s*$", re.IGNORECASE)
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)")
 _MONEY = re.compile(r"(?:US\$|C\$|A\$|[$€£¥₹])\s*\d|\d\s*(?:USD|EUR|GBP|CAD|CHF|JPY)\b"
                     r"|\b(?:USD|EUR|GBP|CAD|CHF|JPY)\s*\d")
+# Another currency's sign or code: "€", "C$", "A$", "CHF", "EUR" ("C$4.99" is not $4.99).
+_FOREIGN_MONEY = re.compile(r"(?<![A-Za-z])(?!US\$)[A-Z]{1,3}\$|[€£¥₹]|"
+                            r"\b(?:EUR|GBP|CHF|JPY|CAD|AUD|NZD|INR|CNY|SGD|HKD)\b")
 _SKIPPED_SECTIONS = re.compile(r"cluster|reserved", re.IGNORECASE)
 # {"contentHtml":"...","label":"8x"}, the way the page embeds each tab.
 _TAB_JSON = re.compile(r'"contentHtml"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"label"\s*:\s*"([^"]*)"')
@@ -127,6 +149,9 @@ def _stem(gpu_name: str, memory_gb: float | None) -> str:
         short = (short[:in_name.start()] + " " + short[in_name.end():]).strip()
     key = re.sub(r"\b(sxm|pcie)\d\b", r"\1", clean_text(short).lower())
     stem = _API_STEMS.get((key, round(memory_gb or 0)))
+    if stem is None and not memory_gb:  # no memory stated: the one stem of that name, if one
+        stems = {v for (name, _), v in _API_STEMS.items() if name == key}
+        stem = stems.pop() if len(stems) == 1 else None
     return stem or re.sub(r"[^a-z0-9]+", "_", short.lower()).strip("_")
 
 
@@ -253,6 +278,9 @@ def check_cells(cells: dict[str, str], where: str) -> None:
 
 def _tab_price(text: str, label: str, where: str, skips: Skips) -> float | None:
     """USD per GPU-hour of a tab's price cell; None (counted) when it holds no price."""
+    if _FOREIGN_MONEY.search(text):
+        skips.skip("non-USD price")
+        return None
     price = parse_price(text)
     if price is None or price.amount <= 0:
         if re.search(r"\d", text) and not _MONEY.search(text):
@@ -260,7 +288,7 @@ def _tab_price(text: str, label: str, where: str, skips: Skips) -> float | None:
                              "(cells swapped or shifted?)")
         skips.skip(no_price_reason(text))
         return None
-    if price.currency != "USD":
+    if price.currency != "USD" or _FOREIGN_MONEY.search(text):
         skips.skip("non-USD price")
         return None
     period, per_gpu = price_unit(label)
@@ -414,11 +442,14 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
                 price_index < len(cells) else ""
             header = table.headers[price_index] if price_index is not None and \
                 price_index < len(table.headers) else ""
+            if _FOREIGN_MONEY.search(text):
+                skips.skip("non-USD price")
+                continue
             price = parse_price(text)
             if price is None or price.amount <= 0:  # "CONTACT SALES", "Sold out"
                 skips.skip(no_price_reason(text or " ".join(cells)))
                 continue
-            if price.currency != "USD":
+            if price.currency != "USD" or _FOREIGN_MONEY.search(text):
                 skips.skip("non-USD price")
                 continue
             header_period, header_per_gpu = price_unit(header)
@@ -473,6 +504,71 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     return Parsed(rows_frame(rows.rows), skips)
 
 
+# --- fallback: schema.org offers ------------------------------------------------------------
+
+_UNIT_CODES = {"HUR": "per hour", "MIN": "per minute", "SEC": "per second"}
+
+
+def _offers(soup: BeautifulSoup) -> list[tuple[str, dict[str, Any]]]:
+    """(name, offer) for every schema.org Offer on the page: a Product's (or its
+    AggregateOffer's) offers under the product's name, and catalog offers under their own."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for item in json_ld_objects(soup):
+        product = str(item.get("name") or "")
+        for offer in offers_of(item):
+            found.append((str(offer.get("name") or product), offer))
+        entries = item.get("itemListElement")
+        for entry in entries if isinstance(entries, list) else []:
+            offer = entry.get("item", entry) if isinstance(entry, dict) else None
+            if isinstance(offer, dict) and "Offer" in str(offer.get("@type")):
+                offered = offer.get("itemOffered")
+                name = str(offer.get("name") or (offered.get("name") if isinstance(
+                    offered, dict) else "") or "")
+                found.append((name, offer))
+    return found
+
+
+def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
+    offers = _offers(soup)
+    if not offers:
+        return None
+    rows = _Rows()
+    skips = Skips()
+    for shown, offer in offers:
+        count, bare = count_in_name(gpu_label(shown))
+        gpu_name, badges = name_badges(bare)
+        if not _GPU_TOKEN.search(gpu_name):
+            continue
+        spec = offer.get("priceSpecification")
+        spec = spec[0] if isinstance(spec, list) and spec else spec
+        spec = spec if isinstance(spec, dict) else {}
+        unit = " ".join(str(x) for x in (
+            _UNIT_CODES.get(str(spec.get("unitCode") or "").upper()), spec.get("unitText"),
+            offer.get("unitText"), offer.get("description")) if x)
+        amount = offer.get("price", spec.get("price"))
+        currency = offer.get("priceCurrency") or spec.get("priceCurrency") or ""
+        price = parse_price(f"{amount} {currency} {unit}")
+        if price is None or price.amount <= 0:
+            skips.skip(no_price_reason(str(amount or "")))
+            continue
+        if price.currency != "USD" or _FOREIGN_MONEY.search(f"{amount} {currency}"):
+            skips.skip("non-USD price")
+            continue
+        if price.period != "hour":
+            skips.skip("price names no period" if price.period is None else "not per hour")
+            continue
+        kind = "reserved" if re.search(r"reserv|commit", unit + shown, re.I) else "on_demand"
+        if kind == "reserved":
+            skips.skip("reserved price (json-ld)")
+            continue
+        gpus = int(count or 1)
+        memory = _number(m.group(1)) if (m := _MEMORY_IN_NAME.search(gpu_name)) else None
+        whole = price.amount * gpus if (price.per_gpu or count is None) else price.amount
+        rows.add(_row(api_instance_name(gpu_name, memory, gpus), gpu_name, gpus, memory,
+                      None, None, "on_demand", whole, badges_say_unavailable(badges)))
+    return Parsed(rows_frame(rows.rows), skips)
+
+
 def _not_a_scraped_table(raw: RawCapture) -> None:
     if raw.body.lstrip().startswith(b"provider,product,"):
         raise ParseError("lambda-page: this is a third-party scraper's CSV table, not the "
@@ -481,7 +577,8 @@ def _not_a_scraped_table(raw: RawCapture) -> None:
 
 parse = StrategyParser(
     source=NAME,
-    strategies=(("table/tabs", _tabbed_tables), ("table/rows", _instance_rows)),
+    strategies=(("table/tabs", _tabbed_tables), ("table/rows", _instance_rows),
+                ("json-ld", _json_ld)),
     accepts=_not_a_scraped_table,
 )
 

@@ -42,6 +42,7 @@ __all__ = [
     "badges_say_unavailable",
     "clean_text",
     "commitment_term",
+    "count_in_name",
     "data_attribute_elements",
     "gpu_label",
     "grid_tables",
@@ -51,6 +52,7 @@ __all__ = [
     "name_badges",
     "next_data",
     "no_price_reason",
+    "offers_of",
     "parse_price",
     "parse_with_strategies",
     "price_unit",
@@ -556,6 +558,30 @@ def name_badges(text: str) -> tuple[str, tuple[str, ...]]:
         name = clean_text(name)
         if name == before:
             return name, tuple(badges)
+
+
+_COUNT_BRACKETED = re.compile(r"\s*\(\s*(?:(\d{1,3})\s*[x×]|[x×]\s*(\d{1,3}))\s*\)\s*", re.I)
+_COUNT_BEFORE = re.compile(r"^\s*(\d{1,3})\s*[x×]\s+(?=\S)|^\s*(\d{1,3})[x×](?=[A-Za-z])",
+                           re.I)
+_COUNT_AFTER = re.compile(r"(?<=[A-Za-z0-9])\s*[x×]\s*(\d{1,3})\s*$", re.I)
+
+
+def count_in_name(text: str) -> tuple[float | None, str]:
+    """The GPU count a name writes and the name without it: "NVIDIA H100 (8x)", "8x H100",
+    "8 x H100", "H100x8", "MI300Xx8" -> 8; (None, name) when it writes none. A model number
+    ending in X ("MI300X") is not a count; the count is whole digits after the x."""
+    name = clean_text(text)
+    for pattern in (_COUNT_BRACKETED, _COUNT_BEFORE):
+        match = pattern.search(name)
+        if match:
+            count = next(g for g in match.groups() if g)
+            rest = clean_text(name[:match.start()] + " " + name[match.end():])
+            if rest:
+                return float(count), rest
+    match = _COUNT_AFTER.search(name)
+    if match and match.start() > 0:
+        return float(match.group(1)), clean_text(name[:match.start()])
+    return None, name
 
 
 def gpu_label(text: str) -> str:

@@ -4,6 +4,7 @@ these tests (tests/fixtures/pages and inline; values made up), and each failure 
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -100,6 +101,111 @@ def test_lambda_tabbed_tables_still_win_over_rows() -> None:
         lambda_page.SOURCE.example_capture())
     frame, strategy = report.frame, report.strategy
     assert strategy == "table/tabs" and frame.height == 12
+
+
+def per_gpu(frame: pl.DataFrame) -> dict[tuple[str, str], tuple[float, float]]:
+    """(offering, pricing) -> (GPU count, price per GPU-hour)."""
+    return {(r["offering"], r["pricing"]): (r["gpu_count"],
+                                            round(r["price_usd_per_hour"] / r["gpu_count"], 4))
+            for r in frame.iter_rows(named=True)}
+
+
+def test_lambda_2023_hubspot_layout_by_header_badges_and_vram() -> None:
+    report = lambda_page.SOURCE.parse_report(
+        fixture("lambda-page", "lambda-page/hubspot_2023.html"))
+    frame = report.frame
+    assert report.strategy == "table/rows" and not report.skips
+    got = per_gpu(frame)
+    # "$20.80 / hr" with no "/ GPU" anywhere: the whole 8-GPU instance
+    assert got[("gpu_8x_h100_sxm5", "on_demand")] == (8.0, 2.60)
+    # two rows named "8x NVIDIA A100": the VRAM cell tells the 40 GB from the 80 GB one
+    assert got[("gpu_8x_a100", "on_demand")] == (8.0, 1.20)
+    assert got[("gpu_8x_a100_80gb_sxm4", "on_demand")] == (8.0, 1.60)
+    names = dict(zip(frame["offering"], frame["gpu_name"], strict=True))
+    assert names["gpu_1x_h100_pcie"] == "NVIDIA H100 PCIe"  # the "New" badge is not the GPU
+    # the reserved-cluster table: per H100 per hour, for the instance type, with its term
+    reserved = frame.filter(pl.col("pricing") == "reserved")
+    assert per_gpu(reserved) == {("gpu_8x_h100_sxm5_reserved_3y", "reserved"): (8.0, 1.90),
+                                 ("gpu_8x_h100_sxm5_reserved_3mo", "reserved"): (8.0, 4.80)}
+    assert sorted(reserved["term_months"].to_list()) == [3.0, 36.0]
+    assert set(reserved["gpu_name"]) == {"H100 SXM"}  # the GPU column, not "NVIDIA H100"
+    assert frame.height == 11
+
+
+def test_lambda_2024_excerpt_per_gpu_rows_and_contact_sales() -> None:
+    report = lambda_page.SOURCE.parse_report(
+        fixture("lambda-page", "lambda-page/hubspot_2024.html"))
+    assert report.strategy == "table/rows"
+    assert per_gpu(report.frame) == {
+        ("gpu_8x_h100_sxm5", "on_demand"): (8.0, 3.00),
+        ("gpu_1x_h100_pcie", "on_demand"): (1.0, 2.50),
+        ("gpu_8x_a100_80gb_sxm4", "on_demand"): (8.0, 1.80),
+        ("gpu_8x_a100", "on_demand"): (8.0, 1.30), ("gpu_1x_a10", "on_demand"): (1.0, 0.80)}
+    assert dict(report.skips) == {"contact sales": 1}
+
+
+def test_lambda_2026_tabs_skip_cluster_tabs_and_read_html_or_json_alike() -> None:
+    body = (FIXTURES / "lambda-page" / "tabs_2026-08.html").read_text()
+    report = lambda_page.SOURCE.parse_report(raw("lambda-page", body))
+    assert report.strategy == "table/tabs"
+    expected = {("gpu_8x_b200_sxm6", "on_demand"): (8.0, 6.60),
+                ("gpu_8x_h100_sxm5", "on_demand"): (8.0, 3.90),
+                ("gpu_1x_gh200", "on_demand"): (1.0, 2.20),
+                ("gpu_1x_h100_pcie", "on_demand"): (1.0, 3.20),
+                ("gpu_1x_a6000", "on_demand"): (1.0, 1.00)}
+    assert per_gpu(report.frame) == expected  # the hidden 1x panel is a tab, not a hidden row
+    # the island's JSON alone (the server-rendered panels removed) gives the same rows
+    json_only = re.sub(r'<div class="_tabPanels_hdiy5_50">.*?</div></div></div>', "", body,
+                       flags=re.S)
+    assert 'role="tabpanel" id="tabpanel-i' not in json_only
+    assert per_gpu(lambda_page.SOURCE.parse(raw("lambda-page", json_only))) == expected
+
+
+def test_lambda_json_ld_fallback_reads_offers_per_gpu_or_per_instance() -> None:
+    report = lambda_page.SOURCE.parse_report(
+        fixture("lambda-page", "lambda-page/json_ld_2026.html"))
+    assert report.strategy == "json-ld"
+    assert per_gpu(report.frame) == {("gpu_8x_h100_sxm5", "on_demand"): (8.0, 3.00),
+                                     ("gpu_1x_gh200", "on_demand"): (1.0, 1.50),
+                                     ("gpu_1x_a10", "on_demand"): (1.0, 0.80)}
+    assert dict(report.skips) == {"contact sales": 1}
+
+
+def _example_text() -> str:
+    return lambda_page.SOURCE.example.read_text()
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("22 TiB SSD", "$2.99"),  # STORAGE <-> PRICE: "22" must never become $22/GPU-h
+    ("80 GB", "$2.99"),  # VRAM <-> PRICE
+    ("208", "$2.99"),  # vCPUs <-> PRICE
+])
+def test_lambda_two_swapped_cells_are_a_parse_error_not_a_price(first: str, second: str) -> None:
+    page = _example_text()
+    row = page[page.index("NVIDIA H100 SXM</th>"):]
+    row = row[:row.index("</tr>")]
+    swapped = row.replace(f">{first}<", ">\0<").replace(f">{second}<", f">{first}<") \
+        .replace(">\0<", f">{second}<")
+    assert swapped != row
+    with pytest.raises(ParseError, match="cells swapped"):
+        lambda_page.SOURCE.parse(raw("lambda-page", page.replace(row, swapped, 1)))
+
+
+def test_lambda_2023_swapped_price_and_vram_cells_are_a_parse_error() -> None:
+    page = (FIXTURES / "lambda-page" / "hubspot_2023.html").read_text()
+    page = page.replace("<td>80 GB</td><td>26</td><td>200 GiB</td><td>1 TiB</td>"
+                        "<td>$2.00 / hr</td>",
+                        "<td>$2.00 / hr</td><td>26</td><td>200 GiB</td><td>1 TiB</td>"
+                        "<td>80 GB</td>")
+    with pytest.raises(ParseError, match="cells swapped"):
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
+
+
+@pytest.mark.parametrize("sign", ["€", "£", "C$", "CHF ", "¥"])
+def test_lambda_prices_in_another_currency_are_never_stored_as_usd(sign: str) -> None:
+    page = _example_text().replace(">$", f">{sign}")
+    with pytest.raises(ParseError, match="non-USD price"):
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
 
 
 # --- runpod-page ----------------------------------------------------------------------------
