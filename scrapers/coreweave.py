@@ -100,12 +100,17 @@ def _cells(grid: Tag) -> list[Tag]:
             if isinstance(c, Tag) and _CELL_CLASSES.intersection(c.get("class") or ())]
 
 
-def _region(header: Tag) -> str:
-    heading = header.find_previous(["h1", "h2", "h3", "h4", "h5", "h6"])
-    match = _REGION.search(clean_text(heading.get_text(" ", strip=True))) if heading else None
+def _region_named(heading: str) -> str:
+    """"REGION: NORTH AMERICA" -> "north-america"; a heading naming no region -> global."""
+    match = _REGION.search(clean_text(heading))
     if match is None:
         return GLOBAL_REGION
     return re.sub(r"[^a-z0-9]+", "-", match.group("name").lower()).strip("-") or GLOBAL_REGION
+
+
+def _region(header: Tag) -> str:
+    heading = header.find_previous(["h1", "h2", "h3", "h4", "h5", "h6"])
+    return _region_named(heading.get_text(" ", strip=True) if heading else "")
 
 
 def v2_grid_tables(soup: BeautifulSoup) -> list[Table]:
@@ -267,8 +272,11 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
 
 def _grid(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     """Any other grid of divs, found by its shape (the 2023 a la carte page)."""
-    return _read([t for t in grid_tables(soup) if t.element is not None
-                  and not t.element.find_parent(class_=list(_HEADER_CLASSES))])
+    tables = [t for t in grid_tables(soup) if t.element is not None
+              and not t.element.find_parent(class_=list(_HEADER_CLASSES))]
+    for table in tables:
+        table.caption = _region_named(table.caption)
+    return _read(tables)
 
 
 def _accepts(raw: RawCapture) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from schemas.observation import to_observations
 from scrapers import lambda_page, paperspace, runpod_graphql, runpod_page
 from scrapers.base import ParseError, RawCapture
 
@@ -292,6 +293,35 @@ def test_runpod_webflow_hidden_rows_are_not_read() -> None:
     frame, strategy = report.frame, report.strategy
     assert strategy == "data-attributes"
     assert by_key(frame) == {("L4", "on_demand"): 0.4}
+
+
+def test_runpod_2026_json_ld_graph_names_the_gpu_without_marketing_words() -> None:
+    body = (FIXTURES / "runpod-page" / "json_ld_graph_2026.html").read_bytes()
+    capture = raw("runpod-page", body)
+    report = runpod_page.SOURCE.parse_report(capture)
+    assert report.strategy == "json-ld"
+    assert by_key(report.frame) == {
+        ("B300", "community"): 6.90, ("B300", "on_demand"): 7.30,
+        ("RTX Pro 6000", "community"): 1.60, ("RTX Pro 6000", "on_demand"): 1.90,
+        ("H100 NVL", "community"): 2.50, ("H100 NVL", "on_demand"): 3.10,
+        ("RTX 6000 Ada", "community"): 0.70, ("RTX 6000 Ada", "on_demand"): 0.75}
+    # "B300 GPU on Runpod" is a B300: every row names a catalog GPU
+    models = to_observations(report.frame, capture, "t")["gpu_model"].to_list()
+    assert "unknown" not in models and {"B300", "H100 NVL", "RTX 6000 Ada"} <= set(models)
+
+
+def test_runpod_2025_webflow_excerpt_reads_the_cut_first_row_by_its_name() -> None:
+    report = runpod_page.SOURCE.parse_report(
+        fixture("runpod-page", "runpod-page/webflow_rows_cut_2025.html"))
+    assert report.strategy == "data-attributes"
+    assert by_key(report.frame) == {
+        ("H200", "on_demand"): 3.70, ("H200", "community"): 3.50,
+        ("B200", "on_demand"): 5.90, ("B200", "community"): 5.80,
+        ("H100 PCIe", "on_demand"): 2.30,
+        ("A40", "on_demand"): 0.40, ("A40", "community"): 0.35}
+    assert dict(report.skips) == {"no price in that cloud (empty or zero)": 1}
+    b200 = report.frame.filter(pl.col("offering") == "B200").row(0, named=True)
+    assert (b200["gpu_memory_gb"], b200["vcpus"], b200["ram_gb"]) == (180, 28, 283)
 
 
 # --- paperspace -----------------------------------------------------------------------------
