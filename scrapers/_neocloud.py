@@ -40,6 +40,7 @@ from scrapers.pagekit import (
     Period,
     Table,
     clean_text,
+    foreign_currency,
     is_hidden,
     json_ld_products,
     no_price_reason,
@@ -379,7 +380,7 @@ def _priced_row(price: PagePrice, column: Column, text: str, count: float | None
                 per_gpu_rows: bool, notes: dict[str, str] | None, skips: Skips,
                 ) -> dict[str, Any] | None:
     """gpu_count and the whole offering's hourly USD price, or None (a counted skip)."""
-    if price.currency != "USD":
+    if price.currency != "USD" or foreign_currency(text):  # "C$2.99" is not $2.99
         skips.skip("non-USD price")
         return None
     if price.period is None:

@@ -63,6 +63,7 @@ from scrapers.pagekit import (
     StrategyParser,
     Table,
     clean_text,
+    foreign_currency,
     grid_tables,
     is_hidden,
     parse_price,
@@ -145,7 +146,7 @@ def _price(text: str, column: str, offering: str) -> float | None:
     if _NOT_A_PRICE.search(text):
         return None
     price = parse_price(text, default_period="hour")
-    if price is None or price.currency != "USD":
+    if price is None or price.currency != "USD" or foreign_currency(text):
         raise ParseError(f"coreweave: {offering!r}: {column!r} cell holds {text!r}, not a "
                          "price (cells shifted?)")
     return price.hourly()

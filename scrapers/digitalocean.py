@@ -68,6 +68,7 @@ from scrapers.pagekit import (
     StrategyParser,
     clean_text,
     count_in_name,
+    foreign_currency,
     is_hidden,
     parse_price,
     read_tables,
@@ -166,8 +167,8 @@ def _row(name: str, price_text: str, pricing: str, count: float, specs: dict[str
     if price is None:
         skips.skip("contact sales" if "contact" in price_text.lower() else "no price")
         return None
-    if price.currency != "USD":
-        skips.skip("not USD")
+    if price.currency != "USD" or foreign_currency(price_text):
+        skips.skip("non-USD price")
         return None
     if price.period != "hour":
         skips.skip(f"price per {price.period or 'unstated period'}, not per hour")

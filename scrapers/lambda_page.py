@@ -79,6 +79,7 @@ from scrapers.pagekit import (
     clean_text,
     commitment_term,
     count_in_name,
+    foreign_currency,
     gpu_label,
     json_ld_objects,
     name_badges,
@@ -100,9 +101,6 @@ _COUNT_LABEL = re.compile(r"^\s*(\d+)\s*x\s*$", re.IGNORECASE)
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)")
 _MONEY = re.compile(r"(?:US\$|C\$|A\$|[$€£¥₹])\s*\d|\d\s*(?:USD|EUR|GBP|CAD|CHF|JPY)\b"
                     r"|\b(?:USD|EUR|GBP|CAD|CHF|JPY)\s*\d")
-# Another currency's sign or code: "€", "C$", "A$", "CHF", "EUR" ("C$4.99" is not $4.99).
-_FOREIGN_MONEY = re.compile(r"(?<![A-Za-z])(?!US\$)[A-Z]{1,3}\$|[€£¥₹]|"
-                            r"\b(?:EUR|GBP|CHF|JPY|CAD|AUD|NZD|INR|CNY|SGD|HKD)\b")
 _SKIPPED_SECTIONS = re.compile(r"cluster|reserved", re.IGNORECASE)
 # {"contentHtml":"...","label":"8x"}, the way the page embeds each tab.
 _TAB_JSON = re.compile(r'"contentHtml"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"label"\s*:\s*"([^"]*)"')
@@ -278,7 +276,7 @@ def check_cells(cells: dict[str, str], where: str) -> None:
 
 def _tab_price(text: str, label: str, where: str, skips: Skips) -> float | None:
     """USD per GPU-hour of a tab's price cell; None (counted) when it holds no price."""
-    if _FOREIGN_MONEY.search(text):
+    if foreign_currency(text):
         skips.skip("non-USD price")
         return None
     price = parse_price(text)
@@ -288,7 +286,7 @@ def _tab_price(text: str, label: str, where: str, skips: Skips) -> float | None:
                              "(cells swapped or shifted?)")
         skips.skip(no_price_reason(text))
         return None
-    if price.currency != "USD" or _FOREIGN_MONEY.search(text):
+    if price.currency != "USD" or foreign_currency(text):
         skips.skip("non-USD price")
         return None
     period, per_gpu = price_unit(label)
@@ -442,14 +440,14 @@ def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
                 price_index < len(cells) else ""
             header = table.headers[price_index] if price_index is not None and \
                 price_index < len(table.headers) else ""
-            if _FOREIGN_MONEY.search(text):
+            if foreign_currency(text):
                 skips.skip("non-USD price")
                 continue
             price = parse_price(text)
             if price is None or price.amount <= 0:  # "CONTACT SALES", "Sold out"
                 skips.skip(no_price_reason(text or " ".join(cells)))
                 continue
-            if price.currency != "USD" or _FOREIGN_MONEY.search(text):
+            if price.currency != "USD" or foreign_currency(text):
                 skips.skip("non-USD price")
                 continue
             header_period, header_per_gpu = price_unit(header)
@@ -551,7 +549,7 @@ def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
         if price is None or price.amount <= 0:
             skips.skip(no_price_reason(str(amount or "")))
             continue
-        if price.currency != "USD" or _FOREIGN_MONEY.search(f"{amount} {currency}"):
+        if price.currency != "USD" or foreign_currency(f"{amount} {currency}"):
             skips.skip("non-USD price")
             continue
         if price.period != "hour":

@@ -44,6 +44,7 @@ __all__ = [
     "commitment_term",
     "count_in_name",
     "data_attribute_elements",
+    "foreign_currency",
     "gpu_label",
     "grid_tables",
     "is_hidden",
@@ -592,6 +593,25 @@ def gpu_label(text: str) -> str:
 def badges_say_unavailable(badges: Iterable[str]) -> bool | None:
     """False when a badge says the offering cannot be rented now ("Sold out"), else None."""
     return False if any(_UNAVAILABLE_BADGE.search(b) for b in badges) else None
+
+
+# --- another currency on a page priced in dollars -------------------------------------------
+
+_FOREIGN_SIGN = {"€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "C$": "CAD",
+                 "A$": "AUD", "NZ$": "NZD", "HK$": "HKD", "S$": "SGD", "R$": "BRL"}
+_FOREIGN = re.compile(r"(?<![A-Za-z])(?:NZ|HK|[CASR])\$|[€£¥₹₩]|\b(EUR|GBP|CHF|JPY|CAD|AUD|NZD|"
+                      r"INR|CNY|RMB|SGD|HKD|BRL|KRW|SEK|NOK|DKK|PLN)\b")
+
+
+def foreign_currency(text: str | None) -> str | None:
+    """The ISO code of a currency other than the US dollar that text shows ("C$2.99" -> CAD,
+    "€ 2.99" -> EUR, "2.99 CHF" -> CHF), or None. For sources whose amounts sit apart from
+    their sign (data attributes, split spans) and which must never store another currency's
+    number as dollars."""
+    match = _FOREIGN.search(clean_text(text))
+    if match is None:
+        return None
+    return match.group(1) or _FOREIGN_SIGN[match.group(0)]
 
 
 # --- running strategies ---------------------------------------------------------------------

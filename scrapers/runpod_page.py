@@ -54,6 +54,7 @@ from scrapers.pagekit import (
     clean_text,
     data_attribute_elements,
     find_dicts,
+    foreign_currency,
     json_ld_products,
     name_badges,
     next_data,
@@ -252,10 +253,19 @@ def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
                 continue
             name_el, row = holder, holder
         name = clean_text(name_el.get_text(" ", strip=True))
+        # the amounts are bare numbers in attributes; the sign shown beside them is the page's
+        shown = element.parent.get_text(" ", strip=True) if isinstance(element.parent, Tag) \
+            else ""
+        if foreign_currency(shown):
+            skips.skip("non-USD price")
+            continue
         for attribute, value in element.attrs.items():
             pricing = _attribute_pricing(attribute) if attribute.endswith("-price") else None
             price = parse_price(str(value), default_currency="USD", default_period="hour")
             if not name or pricing is None:
+                continue
+            if price is not None and (price.currency != "USD" or foreign_currency(str(value))):
+                skips.skip("non-USD price")
                 continue
             if price is None or price.amount <= 0:
                 skips.skip("no price in that cloud (empty or zero)")

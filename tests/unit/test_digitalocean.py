@@ -93,7 +93,7 @@ def test_contact_sales_hidden_and_non_usd_cards_are_skipped_and_counted() -> Non
     )
     rows, skipped = read(body)
     assert [r["price_usd_per_hour"] for r in rows] == [1.57]
-    assert skipped == {"contact sales": 1, "hidden card": 1, "not USD": 1}
+    assert skipped == {"contact sales": 1, "hidden card": 1, "non-USD price": 1}
 
 
 def test_a_monthly_price_is_not_turned_into_an_hourly_one() -> None:

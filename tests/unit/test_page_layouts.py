@@ -368,3 +368,23 @@ def test_parse_command_says_which_strategy_read_the_page() -> None:
                                       "--format", "csv"])
     assert result.exit_code == 0, result.output
     assert "read by strategy: table/rows (7 rows)" in result.output
+
+
+# --- hostile edits of the bundled examples: another currency is never stored as dollars ------
+
+@pytest.mark.parametrize("sign", ["€", "£", "C$", "CHF ", "EUR "])
+@pytest.mark.parametrize("module", [runpod_page, paperspace], ids=["runpod-page", "paperspace"])
+def test_example_in_another_currency_stores_no_dollar_price(module: object, sign: str) -> None:
+    source = module.SOURCE  # type: ignore[attr-defined]
+    body = source.example.read_text().replace("$", sign)
+    with pytest.raises(ParseError, match=r"non-USD price|no price stored"):
+        source.parse(raw(source.name, body))
+
+
+@pytest.mark.parametrize("sign", ["€", "£", "C$", "CHF "])
+def test_runpod_serverless_table_in_another_currency_is_a_parse_error(sign: str) -> None:
+    from scrapers import runpod_serverless
+
+    body = runpod_serverless.SOURCE.example.read_text().replace("$", sign)
+    with pytest.raises(ParseError, match="not US dollars"):
+        runpod_serverless.SOURCE.parse(raw("runpod-serverless", body))
