@@ -256,7 +256,7 @@ _SPEC_SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
 )
 
 
-def check_cells(cells: dict[str, str], where: str) -> None:
+def _check_cells(cells: dict[str, str], where: str) -> None:
     """ParseError unless every labelled cell looks like its column: money only under PRICE,
     and sizes, counts and memory where their headers say. Two cells swapped by a page edit
     or a broken template ("22 TiB SSD" under PRICE, "$2.99" under STORAGE) are never read as
@@ -286,7 +286,7 @@ def _tab_price(text: str, label: str, where: str, skips: Skips) -> float | None:
                              "(cells swapped or shifted?)")
         skips.skip(no_price_reason(text))
         return None
-    if price.currency != "USD" or foreign_currency(text):
+    if price.currency != "USD":
         skips.skip("non-USD price")
         return None
     period, per_gpu = price_unit(label)
@@ -313,7 +313,7 @@ def _tabbed_tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
                 continue  # the header row, or a section heading picked up as a row
             gpu_name, badges = name_badges(header.get_text(" ", strip=True))
             where = f"{count}x {gpu_name}"
-            check_cells(cells, where)
+            _check_cells(cells, where)
             per_gpu = _tab_price(cells[price_label], price_label, where, skips)
             if per_gpu is None:
                 continue
@@ -408,13 +408,15 @@ def _table_term(table: Table) -> str | None:
     return commitment_term(" ".join([table.caption, *table.headers, after]))
 
 
-_TERM_MONTHS = {"y": 12, "mo": 1}
+_TERM_CODE = re.compile(r"^(\d+)(y|mo)$")
 
 
 def _term_months(term: str) -> float:
-    number = re.match(r"\d+", term)
-    return float(int(number.group(0)) * _TERM_MONTHS[term[len(number.group(0)):]]) \
-        if number else float("nan")
+    """Months of a `commitment_term` code: "3y" -> 36, "3mo" -> 3."""
+    match = _TERM_CODE.match(term)
+    if match is None:
+        raise ParseError(f"lambda-page: commitment term {term!r} not understood")
+    return float(int(match.group(1)) * (12 if match.group(2) == "y" else 1))
 
 
 def _instance_rows(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
