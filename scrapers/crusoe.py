@@ -70,10 +70,9 @@ def _section(heading_row: Tag) -> str:
     title = heading_row.find_previous(["h2", "h3"])
     if title is None:
         return ""
-    description = title.find_next("p")
     words = [title.get_text(" ", strip=True)]
-    if description is not None and description.find_next(
-            class_="pricing-table-heading") is heading_row:
+    description = heading_row.find_previous("p")
+    if description is not None and description.find_previous(["h2", "h3"]) is title:
         words.append(description.get_text(" ", strip=True))
     return clean_text(" ".join(words))
 
