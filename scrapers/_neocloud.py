@@ -40,6 +40,7 @@ from scrapers.pagekit import (
     Period,
     Table,
     clean_text,
+    foreign_currency,
     is_hidden,
     json_ld_products,
     no_price_reason,
@@ -99,7 +100,8 @@ _PER_GPU_HEADER = re.compile(r"gpu[- ]?h(?:ou)?r|per\s+gpu|/\s*gpu|\bgpu\s*/\s*h
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """How one header's cells are priced. kind: on_demand, spot, reserved, dynamic, announced."""
+    """How one header's cells are priced. kind: on_demand, spot, reserved, inference, dynamic,
+    announced."""
 
     index: int
     kind: str
@@ -107,6 +109,14 @@ class Column:
     per_gpu: bool = False  # the header says the price is per GPU
     effective: date | None = None  # for announced prices
     header: str = ""
+    term_months: float | None = None  # a reserved column's commitment, when it states one
+
+
+def _term_months(text: str) -> float | None:
+    match = _TERM.search(text)
+    if not match:
+        return None
+    return float(int(match.group(1)) * (12 if match.group(2).lower().startswith("y") else 1))
 
 
 def _term_suffix(text: str) -> str | None:
@@ -144,12 +154,17 @@ def classify_column(index: int, header: str, section: str = "") -> Column | None
                           header=header)
         if "dynamic" in low:
             return Column(index, "dynamic", per_gpu=per_gpu, header=header)
+        if re.search(r"\binference\b|\bendpoints?\b", low):
+            # a GPU priced for an inference product (an inference-only column, dedicated
+            # inference endpoints): contract.PRICING["inference"], never an instance price
+            return Column(index, "inference", suffix="(inference)", per_gpu=per_gpu,
+                          header=header)
         if re.search(r"\bspot\b|preemptible|interruptible", low):
             return Column(index, "spot", per_gpu=per_gpu, header=header)
         term = _term_suffix(text)
         if term or re.search(r"reserv|commit", low):
             return Column(index, "reserved", suffix=term or "(reserved, term not stated)",
-                          per_gpu=per_gpu, header=header)
+                          per_gpu=per_gpu, header=header, term_months=_term_months(text))
         if re.search(r"on[- ]?demand|pay[- ]as[- ]you[- ]go", low):
             return Column(index, "on_demand", per_gpu=per_gpu, header=header)
         if text is header and not re.search(r"price|pricing|cost|rate|\$|/\s*h|hour|from",
@@ -357,7 +372,7 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
             pricing = "on_demand" if column.kind == "announced" else column.kind
             suffix = f" {column.suffix}" if column.suffix else ""
             rows.append({**common, **row_out, "offering": f"{name}{suffix}",
-                         "pricing": pricing})
+                         "pricing": pricing, "term_months": column.term_months})
     return rows
 
 
@@ -365,7 +380,7 @@ def _priced_row(price: PagePrice, column: Column, text: str, count: float | None
                 per_gpu_rows: bool, notes: dict[str, str] | None, skips: Skips,
                 ) -> dict[str, Any] | None:
     """gpu_count and the whole offering's hourly USD price, or None (a counted skip)."""
-    if price.currency != "USD":
+    if price.currency != "USD" or foreign_currency(text):  # "C$2.99" is not $2.99
         skips.skip("non-USD price")
         return None
     if price.period is None:

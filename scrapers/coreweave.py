@@ -14,20 +14,24 @@ position, so a cell that moves is read as what its header says or fails loudly:
   they are called. GPU counts carry footnote marks ("4^1"). Prices are per instance-hour.
 - The earlier single grid (scrapers/examples/coreweave, PAGES.md §7): the same grid without
   regions and one "Instance Price" column (on-demand, per instance).
-- The 2023 page (coreweave.com/gpu-cloud-pricing) priced GPU components a la carte: a table
-  per resource with a "GPU component cost per hour" (or "... per GPU ...") column, CPU and RAM
-  billed separately. Those rows are per-GPU prices for the GPU alone: gpu_count 1,
-  `gpu_only=True`, offering "<model> (GPU component)" so they never pose as an instance.
-  The CPU and RAM tables have no GPU model column and are not rows.
+- The 2023 page (coreweave.com/gpu-cloud-pricing, Wayback 2023-09-21) priced GPU components a
+  la carte: a Webflow grid of `w-row` divs (no `<table>`, read by shape with
+  `pagekit.grid_tables`) whose price column is "GPU Component Cost Per Hour", CPU and RAM
+  billed separately; a "Reserve Now" link may sit inside the price cell. Those rows are
+  per-GPU prices for the GPU alone: gpu_count 1, `gpu_only=True`, offering "<model> (GPU
+  component)" so they never pose as an instance. A grid whose header cells were cut away
+  (a page excerpt) has the model in its first column. The CPU and RAM grids have no GPU
+  model column and are not rows.
 
 Decisions:
 - Regions are regions: "north-america", "europe" (from the heading); no heading -> "global".
 - "Contact sales" and "N/A" cells are not prices (counted, skipped).
-- The Inference single-GPU column is NOT stored: footnote 2 of the page says it applies only to
-  CoreWeave inference-platform customers, it is not the instance's price, and on the 2026 page
-  it is the on-demand price divided by the GPU count (GB200 $42.00 / 4 = $10.50), i.e. it adds
-  no price of its own. Each such cell is counted under "inference single-GPU price (inference
-  platform only)" in the parse's skips (`SOURCE.parse_report(raw).skips`).
+- The Inference single-GPU column is stored as pricing `inference` (contract.PRICING), one GPU
+  (the header says "Single GPU"), offering "<model> (inference, single GPU)": footnote 2 of
+  the page says it applies only to CoreWeave inference-platform customers, so it is never the
+  instance's price. On the 2026 page it is the on-demand price over the GPU count (GB200
+  $42.00 / 4 = $10.50). A column that does not say single GPU / per GPU is not read (counted
+  `INFERENCE_SKIP`).
 - A row whose GPU count is blank uses `_KNOWN_GPU_COUNTS` (GB200 NVL72: a 4-GPU node, two
   Superchips, as the 2026 page's footnote 1 says), else it is skipped (counted).
 - A cell under a price header that holds a bare number, or a row with more or fewer cells than
@@ -59,6 +63,8 @@ from scrapers.pagekit import (
     StrategyParser,
     Table,
     clean_text,
+    foreign_currency,
+    grid_tables,
     is_hidden,
     parse_price,
     read_tables,
@@ -95,15 +101,20 @@ def _cells(grid: Tag) -> list[Tag]:
             if isinstance(c, Tag) and _CELL_CLASSES.intersection(c.get("class") or ())]
 
 
-def _region(header: Tag) -> str:
-    heading = header.find_previous(["h1", "h2", "h3", "h4", "h5", "h6"])
-    match = _REGION.search(clean_text(heading.get_text(" ", strip=True))) if heading else None
+def _region_named(heading: str) -> str:
+    """"REGION: NORTH AMERICA" -> "north-america"; a heading naming no region -> global."""
+    match = _REGION.search(clean_text(heading))
     if match is None:
         return GLOBAL_REGION
     return re.sub(r"[^a-z0-9]+", "-", match.group("name").lower()).strip("-") or GLOBAL_REGION
 
 
-def grid_tables(soup: BeautifulSoup) -> list[Table]:
+def _region(header: Tag) -> str:
+    heading = header.find_previous(["h1", "h2", "h3", "h4", "h5", "h6"])
+    return _region_named(heading.get_text(" ", strip=True) if heading else "")
+
+
+def v2_grid_tables(soup: BeautifulSoup) -> list[Table]:
     """Webflow div grids as Tables: headers from the header grid, rows from `.table-row-v2`.
 
     A table's rows are the visible `.table-row-v2` elements under the header's parent; the
@@ -135,16 +146,28 @@ def _price(text: str, column: str, offering: str) -> float | None:
     if _NOT_A_PRICE.search(text):
         return None
     price = parse_price(text, default_period="hour")
-    if price is None or price.currency != "USD":
+    if price is None or price.currency != "USD" or foreign_currency(text):
         raise ParseError(f"coreweave: {offering!r}: {column!r} cell holds {text!r}, not a "
                          "price (cells shifted?)")
     return price.hourly()
 
 
+def _model_column(table: Table) -> int | None:
+    for keywords in (("gpu model",), ("model",), ("gpu type",)):
+        index = table.column(*keywords)
+        if index is not None:
+            return index
+    # a grid whose header cells were cut away (an excerpt): the model is the first column
+    if table.headers and not table.headers[0] and table.rows and all(
+            row and re.search(r"[A-Za-z]", row[0]) and _number(row[0]) is None
+            for row in table.rows):
+        return 0
+    return None
+
+
 def _columns(table: Table) -> dict[str, int | None]:
     return {
-        "model": table.column("gpu model") if table.column("gpu model") is not None
-        else table.column("model"),
+        "model": _model_column(table),
         "count": table.column("gpu count"),
         "vram": table.column("vram"),
         "vcpus": table.column("vcpu", exclude=("per gpu",)),
@@ -157,6 +180,21 @@ def _columns(table: Table) -> dict[str, int | None]:
                                        table.column("per gpu", exclude=("vcpu", "ram")))
                            if i is not None), None),
     }
+
+
+def _inference_row(table: Table, index: int, cells: list[str], common: dict[str, Any],
+                   skips: Skips) -> dict[str, Any] | None:
+    """The inference-platform price of one GPU, when the header says it is per single GPU."""
+    header, name = table.headers[index], common["gpu_name"]
+    price = _price(cells[index], header, name)
+    if price is None:
+        return None
+    if not re.search(r"single\s+gpu|per\s+gpu|/\s*gpu", header, re.I):
+        skips.skip(INFERENCE_SKIP)
+        return None
+    return {**common, "offering": f"{name} (inference, single GPU)", "gpu_count": 1.0,
+            "pricing": "inference", "price_usd_per_hour": price, "gpu_only": False,
+            "vcpus": None, "ram_gb": None}
 
 
 def _rows_of(table: Table, skips: Skips) -> Iterator[dict[str, Any]]:
@@ -177,8 +215,6 @@ def _rows_of(table: Table, skips: Skips) -> Iterator[dict[str, Any]]:
             index = at[key]
             return _number(cells[index]) if index is not None else None
 
-        if at["inference"] is not None and _price(cells[at["inference"]], "inference", name):
-            skips.skip(INFERENCE_SKIP)
         common = {"provider": "coreweave", "gpu_name": name, "region": table.caption,
                   "gpu_memory_gb": number("vram"), "vcpus": number("vcpus"),
                   "ram_gb": number("ram")}
@@ -191,6 +227,10 @@ def _rows_of(table: Table, skips: Skips) -> Iterator[dict[str, Any]]:
                    "pricing": "on_demand", "price_usd_per_hour": price, "gpu_only": True,
                    "vcpus": None, "ram_gb": None}
             continue
+        if at["inference"] is not None:
+            inference = _inference_row(table, at["inference"], cells, common, skips)
+            if inference is not None:
+                yield inference
         count = number("count") or _KNOWN_GPU_COUNTS.get(name)
         if not count or count != int(count):
             skips.skip("no GPU count")
@@ -207,11 +247,8 @@ def _rows_of(table: Table, skips: Skips) -> Iterator[dict[str, Any]]:
                    "price_usd_per_hour": price, "gpu_only": False}
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
+def _read(tables: list[Table]) -> Parsed:
     """Rows of every GPU price table, and the cells not stored, counted by reason."""
-    tables = grid_tables(soup) + read_tables(soup)
-    if not tables and soup.select(".table-row-v2"):
-        raise ParseError("coreweave: price rows without a header row (layout changed?)")
     skips = Skips()
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, float]] = set()
@@ -226,13 +263,30 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     return Parsed(rows_frame(rows), skips)
 
 
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
+    """The 2024-2026 Webflow grids (known by their header class) and HTML tables."""
+    tables = v2_grid_tables(soup) + read_tables(soup)
+    if not tables and soup.select(".table-row-v2"):
+        raise ParseError("coreweave: price rows without a header row (layout changed?)")
+    return _read(tables)
+
+
+def _grid(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
+    """Any other grid of divs, found by its shape (the 2023 a la carte page)."""
+    tables = [t for t in grid_tables(soup) if t.element is not None
+              and not t.element.find_parent(class_=list(_HEADER_CLASSES))]
+    for table in tables:
+        table.caption = _region_named(table.caption)
+    return _read(tables)
+
+
 def _accepts(raw: RawCapture) -> None:
     if raw.body.lstrip().startswith(b"provider,product,"):
         raise ParseError("coreweave: this is a third-party scraper's CSV table, not the "
                          "page; it is reference data for the conformance tests")
 
 
-parse = StrategyParser(NAME, (("table", _tables),), accepts=_accepts)
+parse = StrategyParser(NAME, (("table", _tables), ("grid", _grid)), accepts=_accepts)
 
 SOURCE = SourceDef(
     name=NAME,

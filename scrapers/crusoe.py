@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 import httpx
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 
 from scrapers._neocloud import Layout, json_ld_reader, page_rows, read_price_table
 from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
@@ -52,7 +52,7 @@ def _gpu_name(shown: str) -> str:
     return name
 
 
-LAYOUT = Layout(provider=NAME, gpu_name=_gpu_name)
+LAYOUT = Layout(provider=NAME, rows_are_gpus=True, gpu_name=_gpu_name)
 
 
 def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
@@ -64,8 +64,23 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
     return page_rows(rows, skips)
 
 
+def _section(heading_row: Tag) -> str:
+    """The title of a list's section and the description under it ("Self-Serve Deployments
+    pricing. Spin up dedicated endpoints ...")."""
+    title = heading_row.find_previous(["h2", "h3"])
+    if title is None:
+        return ""
+    words = [title.get_text(" ", strip=True)]
+    description = heading_row.find_previous("p")
+    if description is not None and description.find_previous(["h2", "h3"]) is title:
+        words.append(description.get_text(" ", strip=True))
+    return clean_text(" ".join(words))
+
+
 def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
-    """Each heading row ("GPU model / On-demand / Current spot") and the list items after it."""
+    """Each heading row ("GPU model / On-demand / Current spot") and the list items after it;
+    a column its header does not name is named by the list's section ("Self-Serve Deployments
+    ... dedicated endpoints": inference)."""
     rows: list[dict[str, Any]] = []
     skips = Skips()
     for heading_row in soup.select(".pricing-table-heading"):
@@ -89,7 +104,7 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
             cells_of.append([name, *cells])
         if cells_of:
             rows += read_price_table(Table(headers=headers, rows=cells_of), LAYOUT, skips,
-                                     fetched_at=raw.fetched_at)
+                                     section=_section(heading_row), fetched_at=raw.fetched_at)
     return page_rows(rows, skips)
 
 

@@ -9,7 +9,15 @@ Layouts known:
   vCPUs 160"). Reserved cards come first and say "… if you reserve via a contractual
   commitment of 12 months"; they are stored as `reserved` with the term in the offering.
   Their price is a floor ("Prices start as low as $1.99/GPU/hour").
-- A header-read table (GPU / price columns) is tried too, for a page without the cards.
+- 2026 (docs.digitalocean.com/products/droplets/details/pricing, "Last verified 18 Aug 2026",
+  and the same tables on the pricing page): `<table>`s "GPU | Price" under the headings
+  "On-Demand GPU Droplet Pricing", "Spot GPU Droplet Pricing" and "Contract GPU Droplet
+  Pricing"; rows "NVIDIA H100" $4.41 per hour and "NVIDIA H100 (8x)" $35.28 per hour. A count
+  in the name ("(8x)", "x8") is the Droplet's GPUs and "$X per hour" without "/GPU" is the
+  whole Droplet (35.28 = 8 x 4.41), so the per-GPU price is the price over the count. The kind
+  comes from the column header, else from the section heading; contract rows ("Per contract
+  after contacting sales") are skipped, counted as contact sales. Spot prices "may change
+  daily" but the Droplet can be reclaimed (two hours' notice): they are `spot`.
 
 Prices are per GPU-hour when the text says so ("/GPU/hour"); `price_usd_per_hour` is then the
 price times the Droplet's GPUs (the "xN" of the name, or "GPUs per Droplet").
@@ -22,6 +30,12 @@ price is not stored. Struck = inside `<s>`/`<del>`, styled `line-through`, or a
 `…StrikeThrough…` wrapper followed by another price in the same container (a lone price in
 such a wrapper, as on the H100x8 card, is the price: the wrapper is only styled when a
 promotion follows).
+
+Names: the 2026 tables write "NVIDIA RTX 4000" and "NVIDIA RTX 6000" for the Droplets the
+2025 cards call "NVIDIA RTX 4000 Ada Generation" and "... 6000 Ada Generation" (the same
+$0.76 and $1.57): DigitalOcean offers no Turing Quadro cards, so those two names are read as
+the Ada cards (`_GPU_NAMES`). "NVIDIA B300, air-cooled" / "liquid-cooled" is one GPU, B300;
+the cooling stays in the offering.
 
 Not on the page: regions (GPU Droplets run in a few datacentres, e.g. NYC2, TOR1; the page
 names none, so the region is "global"), availability, and the billing increment.
@@ -50,7 +64,15 @@ from scrapers.base import (
     rows_frame,
 )
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, clean_text, is_hidden, parse_price, read_tables
+from scrapers.pagekit import (
+    StrategyParser,
+    clean_text,
+    count_in_name,
+    foreign_currency,
+    is_hidden,
+    parse_price,
+    read_tables,
+)
 
 NAME = "digitalocean"
 BASE = "https://www.digitalocean.com"
@@ -60,11 +82,15 @@ URL = BASE + PATH
 _CARD = "CardPricingstyles__StyledCardPricingCard"
 _PRICE_BOX = "CardPricingstyles__StyledPriceContainer"
 _STRIKE = re.compile(r"StrikeThrough", re.I)
-_COUNT_SUFFIX = re.compile(r"\s*[x×]\s*(\d{1,2})\s*$", re.I)  # "H100x8"; not "RTX 4000"
+# DigitalOcean's short names for its Ada Generation cards (see the module docstring).
+_GPU_NAMES = {"NVIDIA RTX 4000": "NVIDIA RTX 4000 Ada Generation",
+              "NVIDIA RTX 6000": "NVIDIA RTX 6000 Ada Generation"}
+_COOLING = re.compile(r",?\s*\b(?:air|liquid)[- ]cooled\b", re.I)
 _TERM = re.compile(r"(\d{1,2})[\s-]*(month|year)s?", re.I)
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MONEY = re.compile(r"[$€£¥₹]|\b(?:USD|EUR|GBP|CAD)\b")
-_LABELS = (("on-demand", "on_demand"), ("on demand", "on_demand"), ("reserved", "reserved"))
+_LABELS = (("on-demand", "on_demand"), ("on demand", "on_demand"), ("reserved", "reserved"),
+           ("spot", "spot"), ("contract", "reserved"))
 
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
@@ -141,22 +167,26 @@ def _row(name: str, price_text: str, pricing: str, count: float, specs: dict[str
     if price is None:
         skips.skip("contact sales" if "contact" in price_text.lower() else "no price")
         return None
-    if price.currency != "USD":
-        skips.skip("not USD")
+    if price.currency != "USD" or foreign_currency(price_text):
+        skips.skip("non-USD price")
         return None
     if price.period != "hour":
         skips.skip(f"price per {price.period or 'unstated period'}, not per hour")
         return None
     offering = name
+    term_months: float | None = None
     if pricing == "reserved":
         term = _TERM.search(term_text)
         offering += (f" ({term.group(1)}-{term.group(2).lower()} commitment)" if term
                      else " (commitment, term not stated)")
+        if term:
+            term_months = float(term.group(1)) * (12 if term.group(2).lower() == "year" else 1)
     memory_total = _number(specs.get("gpu memory", ""))
     return {
         "provider": "digitalocean",
         "offering": offering,
-        "gpu_name": _COUNT_SUFFIX.sub("", name).strip(),
+        "gpu_name": _gpu_name(name),
+        "term_months": term_months,
         "gpu_count": count,
         "gpu_memory_gb": memory_total / count if memory_total else None,
         "vcpus": _number(specs.get("droplet vcpus", "")),
@@ -167,12 +197,18 @@ def _row(name: str, price_text: str, pricing: str, count: float, specs: dict[str
     }
 
 
+def _gpu_name(name: str) -> str:
+    """The GPU a Droplet name names: without its count ("NVIDIA H100 (8x)", "H100x8") and
+    cooling, DigitalOcean's short Ada names made whole (module docstring)."""
+    bare = _COOLING.sub("", count_in_name(name)[1]).strip(" ,")
+    return _GPU_NAMES.get(bare, bare)
+
+
 def _gpu_count(name: str, specs: dict[str, str]) -> float:
     stated = _number(specs.get("gpus per droplet", ""))
     if stated:
         return stated
-    suffix = _COUNT_SUFFIX.search(name)
-    return float(suffix.group(1)) if suffix else 1.0
+    return count_in_name(name)[0] or 1.0
 
 
 def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
@@ -228,12 +264,13 @@ def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
             count = _gpu_count(name, {"gpus per droplet": specs.get("gpus", "")})
             for col in price_cols:
                 header = table.headers[col]
-                pricing = _pricing(header) or ("on_demand" if len(price_cols) == 1 else None)
+                # the header's words, else the section's ("Spot GPU Droplet Pricing")
+                pricing = _pricing(header) or _pricing(table.caption)
                 if pricing is None or col >= len(cells):
-                    skips.skip("price column neither on-demand nor reserved")
+                    skips.skip("price column neither on-demand, spot nor reserved")
                     continue
                 text = cells[col] + (" /GPU" if "per gpu" in header.lower() else "")
-                row = _row(name, text, pricing, count, {}, header, skips)
+                row = _row(name, text, pricing, count, {}, f"{header} {table.caption}", skips)
                 if row:
                     rows.append(row)
     return Parsed(rows_frame(rows), skips)

@@ -27,7 +27,7 @@ from bs4 import BeautifulSoup
 from scrapers._neocloud import Layout, json_ld_reader, page_rows, read_price_table
 from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, clean_text, read_tables
+from scrapers.pagekit import StrategyParser, Table, clean_text, grid_tables, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -41,6 +41,8 @@ _COMPONENT_PRICE = re.compile(
     r"\$\s*\d[\d.,]*\s*(?:/|per)\s*(?:v?CPU|core|GB|GiB)\b"
     r"|(?:vCPUs?|RAM|memory)\b[^.]{0,80}\bbilled\s+separately", re.I)
 _COMPONENT_ROW = re.compile(r"^\s*(?:v?CPUs?|RAM|Memory|System\s+RAM)\b", re.I)
+# A vCPU or RAM column whose header carries a unit price ("Max RAM (GB) per GPU ($0.005/hr)").
+_COMPONENT_HEADER = re.compile(r"\b(?:v?CPUs?|RAM|memory)\b.*\$\s*\d", re.I)
 
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
@@ -48,27 +50,39 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
     return request(client, settings, NAME, "GET", url, headers={"Accept": "text/html"})
 
 
-def _gpu_only(soup: BeautifulSoup) -> bool:
-    """True when the page prices vCPU or RAM as components beside the GPU."""
+def _gpu_only(soup: BeautifulSoup, tables: list[Table]) -> bool:
+    """True when the page prices vCPU or RAM as components beside the GPU: in its text, in a
+    vCPU/RAM row, or in a vCPU/RAM column header ("Max vCPUs per GPU ($0.01/hr)")."""
     if _COMPONENT_PRICE.search(clean_text(soup.get_text(" ", strip=True))):
         return True
     return any(_COMPONENT_ROW.match(row[0]) and "$" in " ".join(row[1:])
-               for table in read_tables(soup) for row in table.rows if row)
+               for table in tables for row in table.rows if row) or any(
+        _COMPONENT_HEADER.search(header) for table in tables for header in table.headers)
 
 
-def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
-    layout = dataclasses.replace(LAYOUT, gpu_only=_gpu_only(soup))
+def _read(raw: RawCapture, soup: BeautifulSoup, tables: list[Table]) -> Parsed:
+    layout = dataclasses.replace(LAYOUT, gpu_only=_gpu_only(soup, tables))
     rows: list[dict[str, Any]] = []
     skips = Skips()
-    for table in read_tables(soup):
+    for table in tables:
         rows += read_price_table(table, layout, skips, section=table.caption,
                                  fetched_at=raw.fetched_at)
     return page_rows(rows, skips)
 
 
+def _tables(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
+    return _read(raw, soup, read_tables(soup))
+
+
+def _grid(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
+    """The 2023 div grid: header cells then `.pricing-row` rows, found by shape."""
+    return _read(raw, soup, grid_tables(soup))
+
+
 parse = StrategyParser(NAME, (
     ("json-ld", json_ld_reader(LAYOUT)),
     ("table", _tables),
+    ("grid", _grid),
 ))
 
 SOURCE = SourceDef(

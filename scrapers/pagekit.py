@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,14 +39,21 @@ __all__ = [
     "Strategy",
     "StrategyParser",
     "Table",
+    "badges_say_unavailable",
     "clean_text",
     "commitment_term",
+    "count_in_name",
     "data_attribute_elements",
+    "foreign_currency",
+    "gpu_label",
+    "grid_tables",
     "is_hidden",
     "json_ld_objects",
     "json_ld_products",
+    "name_badges",
     "next_data",
     "no_price_reason",
+    "offers_of",
     "parse_price",
     "parse_with_strategies",
     "price_unit",
@@ -222,8 +230,24 @@ _HIDDEN_CLASSES = {"w-condition-invisible", "hidden", "d-none", "sr-only", "visu
                    "hide", "is-hidden", "w-dyn-hide"}
 
 
+# Tailwind-style "hidden lg:grid": hidden on narrow screens, shown from a breakpoint on. A
+# page is read as a desktop browser shows it, so such an element is visible.
+_SHOWN_FROM_BREAKPOINT = re.compile(
+    r"^(?:sm|md|lg|xl|2xl):(?:block|flex|grid|table|inline|inline-block|inline-flex|"
+    r"inline-grid|contents|flow-root|table-row|table-cell|table-row-group)$")
+
+
+def _hidden_by_class(classes: Iterable[str]) -> bool:
+    names = set(classes)
+    hidden = _HIDDEN_CLASSES.intersection(names)
+    if hidden == {"hidden"} and any(_SHOWN_FROM_BREAKPOINT.match(c) for c in names):
+        return False
+    return bool(hidden)
+
+
 def is_hidden(tag: Tag) -> bool:
-    """True when the element or an ancestor is hidden (template remnants, duplicate blocks)."""
+    """True when the element or an ancestor is hidden (template remnants, duplicate blocks).
+    A responsive "hidden lg:grid" (shown on a desktop screen) is not hidden."""
     node: Any = tag
     while isinstance(node, Tag):
         if node.name == "template" or node.has_attr("hidden"):
@@ -232,7 +256,7 @@ def is_hidden(tag: Tag) -> bool:
             return True
         if _HIDDEN_STYLE.search(str(node.get("style") or "")):
             return True
-        if _HIDDEN_CLASSES.intersection(node.get("class") or ()):
+        if _hidden_by_class(node.get("class") or ()):
             return True
         node = node.parent
     return False
@@ -402,6 +426,192 @@ def read_tables(soup: BeautifulSoup | Tag, *, heading_tags: tuple[str, ...] = (
     if orphans:
         tables.append(_table_of(None, orphans, heading_tags))
     return tables
+
+
+# --- tables drawn with divs -----------------------------------------------------------------
+
+_MONEY = re.compile(r"(?:US\$|[$€£¥₹])\s*\d|\d\s*(?:USD|EUR|GBP)\b")
+_BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "section", "article", "header", "footer",
+                         "table", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "dl",
+                         "dt", "dd", "main", "nav", "aside"})
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_LONGEST_HEADER = 80  # characters: longer text before a grid is prose, not a column header
+
+
+def _cells_of(row: Tag) -> list[Tag]:
+    """A grid row's cells: its element children, looking through single-child wrappers."""
+    node = row
+    while True:
+        children = [c for c in node.find_all(True, recursive=False)
+                    if c.name not in ("script", "style", "template")]
+        if len(children) != 1:
+            return children
+        node = children[0]
+
+
+def _is_leaf_block(tag: Tag) -> bool:
+    """A block element with text whose descendants are inline only (a header cell)."""
+    return (tag.name in _BLOCK_TAGS and tag.find(list(_BLOCK_TAGS)) is None
+            and bool(clean_text(tag.get_text(" ", strip=True))))
+
+
+def _grid_header(first_row: Tag, width: int) -> tuple[list[str], Tag | None]:
+    """Header texts of a div grid, right-aligned to `width` cells, and the first header cell.
+
+    A sibling before the first row with as many cells and no money is the header row. Else
+    the header cells are the last `width` short text blocks before the first row (a page whose
+    header row is not the rows' sibling, or an excerpt cut inside the header: the cells cut
+    away stay blank, on the left, where a grid's name column is)."""
+    for sibling in first_row.find_previous_siblings(True):
+        cells = _cells_of(sibling)
+        texts = [clean_text(c.get_text(" ", strip=True)) for c in cells]
+        if len(cells) == width and any(texts) and not _MONEY.search(" ".join(texts)):
+            return texts, cells[0]
+        break
+    found: list[Tag] = []
+    for tag in first_row.find_all_previous(True):
+        if len(found) == width:
+            break
+        if not _is_leaf_block(tag) or is_hidden(tag):
+            continue
+        text = clean_text(tag.get_text(" ", strip=True))
+        if len(text) > _LONGEST_HEADER or (found and tag.name in _HEADINGS
+                                          and tag.name != found[0].name):
+            break  # prose or a section heading: the header cells are all found
+        found.append(tag)
+    texts = [clean_text(t.get_text(" ", strip=True)) for t in reversed(found)]
+    return [""] * (width - len(texts)) + texts, (found[-1] if found else None)
+
+
+def grid_tables(soup: BeautifulSoup | Tag, *, min_cells: int = 3) -> list[Table]:
+    """Tables drawn with divs (Webflow, HubSpot, CMS grids), found by shape, not by class.
+
+    Rows are sibling elements of the same tag and first class, each holding the same number
+    (at least `min_cells`) of cells, and at least one showing money; rows inside a `<table>`
+    are `read_tables`' business. Headers: see `_grid_header`. A row with fewer cells (a page
+    cut mid-row) is dropped when it shows no money and kept (short) otherwise, so a reader that
+    checks cell counts fails loudly on it.
+    """
+    tables: list[Table] = []
+    for parent in soup.find_all(True):
+        if parent.name in ("table", "tr", "thead", "tbody") or parent.find_parent("table"):
+            continue
+        groups: dict[tuple[str, str], list[Tag]] = {}
+        for child in parent.find_all(True, recursive=False):
+            classes = child.get("class") or [""]
+            groups.setdefault((child.name, classes[0]), []).append(child)
+        for members in groups.values():
+            rows = [m for m in members if not is_hidden(m)]
+            if len(rows) < 2:
+                continue
+            widths = Counter(len(_cells_of(r)) for r in rows)
+            width, seen = widths.most_common(1)[0]
+            if width < min_cells or seen < 2:
+                continue
+            texts = [[clean_text(c.get_text(" ", strip=True)) for c in _cells_of(r)]
+                     for r in rows]
+            if not any(_MONEY.search(" ".join(t)) for t in texts):
+                continue
+            kept = [(r, t) for r, t in zip(rows, texts, strict=True)
+                    if len(t) == width or _MONEY.search(" ".join(t))]
+            headers, first_header = _grid_header(kept[0][0], width)
+            anchor = first_header or kept[0][0]
+            heading = anchor.find_previous(_HEADINGS)
+            tables.append(Table(
+                headers=headers, rows=[t for _, t in kept], element=parent,
+                row_elements=[r for r, _ in kept],
+                caption=clean_text(heading.get_text(" ", strip=True)) if heading else ""))
+    return tables
+
+
+# --- names ----------------------------------------------------------------------------------
+
+# Words a page puts beside a GPU's name that are not part of it: badges ("New", "Sold out")
+# and marketing phrasing ("B300 GPU on Runpod", "Rent an H100", "H100 Cloud GPU").
+_NAME_BADGE = re.compile(
+    r"\s*[-–|·(]?\s*\b(?:new|popular|most popular|best value|limited(?: availability)?|"
+    r"sold out|out of stock|in stock|available now|coming soon|beta|preview|hot|"
+    r"recommended|featured)\b\s*!?\s*\)?\s*$", re.I)
+_NAME_SELLER = re.compile(r"\s+(?:(?:cloud\s+)?gpus?\s+)?(?:on|at|from|by)\s+[A-Z][\w.-]*"
+                          r"(?:\s+cloud)?\s*$")
+_NAME_NOUN = re.compile(r"\s+(?:cloud\s+)?(?:gpus?(?:\s+(?:instances?|servers?))?|instances?)"
+                        r"\s*$", re.I)
+_NAME_VERB = re.compile(r"^\s*(?:rent|deploy|buy)\s+(?:an?\s+)?", re.I)
+_UNAVAILABLE_BADGE = re.compile(r"sold out|out of stock|coming soon", re.I)
+
+
+def name_badges(text: str) -> tuple[str, tuple[str, ...]]:
+    """A GPU name without the badges and marketing words around it, and the badges found:
+    "1x NVIDIA H100 PCIe New" -> ("1x NVIDIA H100 PCIe", ("New",)); "B300 GPU on Runpod" ->
+    ("B300", ()). The name is never emptied: text made only of such words is returned as is."""
+    name = clean_text(text)
+    badges: list[str] = []
+    while True:
+        before = name
+        badge = _NAME_BADGE.search(name)
+        if badge and badge.start() > 0:
+            badges.insert(0, clean_text(badge.group(0)).strip("-–|·() !"))
+            name = name[:badge.start()]
+        for pattern in (_NAME_SELLER, _NAME_NOUN, _NAME_VERB):
+            stripped = pattern.sub("", name)
+            if stripped.strip():
+                name = stripped
+        name = clean_text(name)
+        if name == before:
+            return name, tuple(badges)
+
+
+_COUNT_BRACKETED = re.compile(r"\s*\(\s*(?:(\d{1,3})\s*[x×]|[x×]\s*(\d{1,3}))\s*\)\s*", re.I)
+_COUNT_BEFORE = re.compile(r"^\s*(\d{1,3})\s*[x×]\s+(?=\S)|^\s*(\d{1,3})[x×](?=[A-Za-z])",
+                           re.I)
+_COUNT_AFTER = re.compile(r"(?<=[A-Za-z0-9])\s*[x×]\s*(\d{1,3})\s*$", re.I)
+
+
+def count_in_name(text: str) -> tuple[float | None, str]:
+    """The GPU count a name writes and the name without it: "NVIDIA H100 (8x)", "8x H100",
+    "8 x H100", "H100x8", "MI300Xx8" -> 8; (None, name) when it writes none. A model number
+    ending in X ("MI300X") is not a count; the count is whole digits after the x."""
+    name = clean_text(text)
+    for pattern in (_COUNT_BRACKETED, _COUNT_BEFORE):
+        match = pattern.search(name)
+        if match:
+            count = next(g for g in match.groups() if g)
+            rest = clean_text(name[:match.start()] + " " + name[match.end():])
+            if rest:
+                return float(count), rest
+    match = _COUNT_AFTER.search(name)
+    if match and match.start() > 0:
+        return float(match.group(1)), clean_text(name[:match.start()])
+    return None, name
+
+
+def gpu_label(text: str) -> str:
+    """The GPU name in a product name or a name cell (see `name_badges`)."""
+    return name_badges(text)[0]
+
+
+def badges_say_unavailable(badges: Iterable[str]) -> bool | None:
+    """False when a badge says the offering cannot be rented now ("Sold out"), else None."""
+    return False if any(_UNAVAILABLE_BADGE.search(b) for b in badges) else None
+
+
+# --- another currency on a page priced in dollars -------------------------------------------
+
+_FOREIGN_SIGN = {"€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "C$": "CAD",
+                 "A$": "AUD", "NZ$": "NZD", "HK$": "HKD", "S$": "SGD", "R$": "BRL"}
+_FOREIGN = re.compile(r"(?<![A-Za-z])(?:NZ|HK|[CASR])\$|[€£¥₹₩]|\b(EUR|GBP|CHF|JPY|CAD|AUD|NZD|"
+                      r"INR|CNY|RMB|SGD|HKD|BRL|KRW|SEK|NOK|DKK|PLN)\b")
+
+
+def foreign_currency(text: str | None) -> str | None:
+    """The ISO code of a currency other than the US dollar that text shows ("C$2.99" -> CAD,
+    "€ 2.99" -> EUR, "2.99 CHF" -> CHF), or None. For sources whose amounts sit apart from
+    their sign (data attributes, split spans) and which must never store another currency's
+    number as dollars."""
+    match = _FOREIGN.search(clean_text(text))
+    if match is None:
+        return None
+    return match.group(1) or _FOREIGN_SIGN[match.group(0)]
 
 
 # --- running strategies ---------------------------------------------------------------------

@@ -53,6 +53,7 @@ from scrapers.pagekit import (
     StrategyParser,
     clean_text,
     commitment_term,
+    foreign_currency,
     no_price_reason,
     parse_price,
     read_tables,
@@ -104,8 +105,12 @@ def _columns(header: list[str]) -> dict[str, int]:
 
 
 def _money(text: str | None) -> float | None:
+    """Dollars in a cell: "$2.24"; None for no amount, no "$", or another currency's dollar
+    or sign ("C$2.24", "€2.24")."""
     match = _NUMBER.search((text or "").replace(",", ""))
-    return float(match.group(1)) if match and "$" in (text or "") else None
+    if not match or "$" not in (text or "") or foreign_currency(text):
+        return None
+    return float(match.group(1))
 
 
 def _number(text: str | None) -> float | None:
@@ -155,7 +160,8 @@ def _rows_of(table: list[list[str]], skips: Skips) -> list[dict[str, Any]]:
         hourly = _money(cell("hourly"))
         monthly = _money(cell("monthly"))
         if not (hourly and hourly > 0) and not (monthly and monthly > 0):
-            skips.skip(no_price_reason(cell("hourly")))
+            skips.skip("non-USD price" if foreign_currency(cell("hourly"))
+                       else no_price_reason(cell("hourly")))
         if hourly and hourly > 0:
             rows.append({**common, "pricing": "on_demand", "price_usd_per_hour": hourly,
                          "monthly_fee_usd": _money(cell("fee"))})
@@ -259,7 +265,11 @@ def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
             raise ParseError(f"paperspace: card {name!r} shows {len(prices)} prices")
         amount_text = clean_text(prices[0].get_text(" ", strip=True))
         wrap = prices[0].parent if isinstance(prices[0].parent, Tag) else prices[0]
-        price = parse_price(clean_text(wrap.get_text(" ", strip=True)), default_currency="USD")
+        wrap_text = clean_text(wrap.get_text(" ", strip=True))
+        if foreign_currency(wrap_text):  # "€ 1.89 / hour" is not $1.89
+            skips.skip("non-USD price")
+            continue
+        price = parse_price(wrap_text, default_currency="USD")
         if price is None or price.amount <= 0:  # "Contact sales", "Coming soon"
             skips.skip(no_price_reason(wrap.get_text(" ", strip=True)))
             continue

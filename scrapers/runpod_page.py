@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
+from scrapers._neocloud import is_gpu_name
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
@@ -49,10 +50,13 @@ from scrapers.base import (
 from scrapers.http import request
 from scrapers.pagekit import (
     StrategyParser,
+    badges_say_unavailable,
     clean_text,
     data_attribute_elements,
     find_dicts,
+    foreign_currency,
     json_ld_products,
+    name_badges,
     next_data,
     offers_of,
     parse_price,
@@ -145,7 +149,8 @@ def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     rows: list[dict[str, Any]] = []
     skips = Skips()
     for product in json_ld_products(soup):
-        name = clean_text(str(product.get("name") or ""))
+        # "B300 GPU on Runpod" (2026) names the GPU B300: marketing words are not the GPU
+        name, badges = name_badges(str(product.get("name") or ""))
         if not name:
             continue
         described = " ".join(str(product.get(k) or "") for k in ("description", "name"))
@@ -160,8 +165,11 @@ def _json_ld(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
                 skips.skip("offer naming neither cloud (or both)" if pricing is None
                            else "no price (zero or empty)")
                 continue
+            available = _available(offer)
             rows.append(_row(name, name, pricing, round(hourly, 6),
-                             gpu_memory_gb=_memory_in(described), available=_available(offer)))
+                             gpu_memory_gb=_memory_in(described),
+                             available=False if badges_say_unavailable(badges) is False
+                             else available))
     return Parsed(rows_frame(rows), skips)
 
 
@@ -216,6 +224,19 @@ def _attribute_pricing(attribute: str) -> str | None:
         (cloud, spot)]
 
 
+def _name_before(element: Tag) -> tuple[str, Tag | None]:
+    """The GPU name written before a price element whose row was cut away (the first row of
+    a page excerpt): the nearest preceding text that names a GPU, if no other price element
+    lies between them."""
+    for previous in element.find_all_previous(True):
+        if any(a.endswith("-cloud-price") for a in previous.attrs):
+            return "", None
+        text = clean_text(previous.get_text(" ", strip=True))
+        if previous.find(True) is None and len(text) <= 40 and is_gpu_name(text):
+            return text, previous
+    return "", None
+
+
 def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
     rows: list[dict[str, Any]] = []
     skips = Skips()
@@ -226,12 +247,25 @@ def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
             row = element
         name_el = row.select_one("[class*=gpu-pricing-row__model]") if row else None
         if row is None or name_el is None:
-            continue
+            # a row whose opening was cut away: its name is the GPU name just before it
+            name, holder = _name_before(element)
+            if not name or holder is None:
+                continue
+            name_el, row = holder, holder
         name = clean_text(name_el.get_text(" ", strip=True))
+        # the amounts are bare numbers in attributes; the sign shown beside them is the page's
+        shown = element.parent.get_text(" ", strip=True) if isinstance(element.parent, Tag) \
+            else ""
+        if foreign_currency(shown):
+            skips.skip("non-USD price")
+            continue
         for attribute, value in element.attrs.items():
             pricing = _attribute_pricing(attribute) if attribute.endswith("-price") else None
             price = parse_price(str(value), default_currency="USD", default_period="hour")
             if not name or pricing is None:
+                continue
+            if price is not None and (price.currency != "USD" or foreign_currency(str(value))):
+                skips.skip("non-USD price")
                 continue
             if price is None or price.amount <= 0:
                 skips.skip("no price in that cloud (empty or zero)")

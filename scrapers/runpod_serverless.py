@@ -4,7 +4,8 @@ Fetched from the source of the docs snippet, runpod/docs `snippets/serverless-gp
 table.mdx` (PAGES.md §2: the snippet outlived the pricing section of serverless/pricing.mdx).
 A markdown table (or the same table rendered to HTML by the docs site):
 | GPU type(s) | Memory | Flex cost per second | Active cost per second | Description |
-Facts: prices are USD per second per worker GPU, billed by the second. Flex workers scale to
+Facts: prices are USD per second per worker GPU, billed by the second (a price shown in another
+currency is a ParseError, never read as dollars). Flex workers scale to
 zero; active workers run always-on at a 20-30 % discount. The 2026-05 revision keeps one
 "Cost per second" column, which carries the flex rates (same figures as the earlier Flex
 column, docs.runpod.io/serverless/pricing), so it is read as flex. A row is a GPU class
@@ -31,6 +32,7 @@ from scrapers.base import (
     rows_frame,
 )
 from scrapers.http import request
+from scrapers.pagekit import foreign_currency
 
 NAME = "runpod-serverless"
 BASE = "https://raw.githubusercontent.com"
@@ -118,6 +120,10 @@ def parse(raw: RawCapture) -> pl.DataFrame:
             group = cells[gpu_col]
             class_memory = _number(cells[memory_col]) if memory_col is not None else None
             for column, worker in _price_columns(header):
+                currency = foreign_currency(cells[column])
+                if currency:
+                    raise ParseError(f"runpod-serverless: {group!r} is priced in {currency} "
+                                     f"({cells[column]!r}), not US dollars")
                 per_second = _number(cells[column])
                 if not per_second or per_second <= 0:
                     continue

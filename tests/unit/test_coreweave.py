@@ -11,6 +11,7 @@ per hour, CPU and RAM billed separately). Prices are per instance-hour except th
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import polars as pl
@@ -85,10 +86,14 @@ def test_2026_regions_on_demand_and_spot_read_by_header() -> None:
         ("NVIDIA HGX H100", "europe", "on_demand"): (8.0, 48.0),
         ("NVIDIA HGX H100", "europe", "spot"): (8.0, 19.0),
         ("NVIDIA L40S", "europe", "on_demand"): (8.0, 17.0),
+        # The inference single-GPU column: one GPU's price, kind `inference` (never on-demand).
+        ("NVIDIA GB200 NVL72 (inference, single GPU)", "north-america", "inference"): (1.0, 10.0),
+        ("NVIDIA HGX H100 (inference, single GPU)", "north-america", "inference"): (1.0, 6.0),
+        ("NVIDIA L40S (inference, single GPU)", "north-america", "inference"): (1.0, 2.125),
     }
-    # The inference single-GPU column is never a row; it is counted.
-    assert skipped[coreweave.INFERENCE_SKIP] == 3
-    assert skipped["no price (contact sales / N/A)"] == 3  # GB200 spot, B300, EU L40S spot
+    assert skipped[coreweave.INFERENCE_SKIP] == 0
+    # GB200 spot, B300 on-demand and inference, EU L40S spot
+    assert skipped["no price (contact sales / N/A)"] == 3
     assert 999.0 not in rows["price_usd_per_hour"].to_list()  # mobile copies are not cells
     h100 = rows.filter(pl.col("offering") == "NVIDIA HGX H100").row(0, named=True)
     assert (h100["gpu_memory_gb"], h100["vcpus"], h100["ram_gb"]) == (80, 128, 2048)
@@ -187,3 +192,31 @@ def test_fetch_is_a_plain_get_of_the_pricing_page() -> None:
         capture = coreweave.fetch(client, settings)
     assert [(r.method, str(r.url)) for r in sent] == [("GET", "http://127.0.0.1:8080/pricing")]
     assert coreweave.SOURCE.parse(capture).height == 6
+
+
+GRID_2023 = Path(__file__).resolve().parents[1] / "fixtures" / "pages" / "coreweave" / \
+    "gpu_cloud_pricing_2023.html"
+
+
+def test_2023_webflow_grid_gpu_component_prices_by_shape() -> None:
+    capture = raw(GRID_2023.read_text())
+    report = coreweave.SOURCE.parse_report(capture)
+    assert report.strategy == "grid"
+    assert report.frame.select("offering", "gpu_count", "price_usd_per_hour", "gpu_only",
+                               "gpu_memory_gb", "region").rows() == [
+        ("NVIDIA HGX H100 (GPU component)", 1.0, 4.50, True, 80.0, "global"),  # + "Reserve Now"
+        ("A100 80GB NVLINK (GPU component)", 1.0, 2.10, True, 80.0, "global"),
+        ("A40 (GPU component)", 1.0, 1.20, True, 48.0, "global"),
+        ("Quadro RTX 4000 (GPU component)", 1.0, 0.25, True, 8.0, "global")]
+    obs = to_observations(report.frame, capture, "t")
+    assert obs["gpu_model"].to_list() == ["H100 SXM", "A100 80GB", "A40", "Quadro RTX 4000"]
+    assert validate(obs).quarantined.height == 0  # the CPU grid is no GPU row
+
+
+def test_2023_grid_whose_header_was_cut_reads_the_model_from_the_first_column() -> None:
+    page = GRID_2023.read_text()
+    cut = page[page.index("<div>GPU Component<br/>"):]  # an excerpt starting at the last header
+    rows = coreweave.SOURCE.parse(raw(cut))
+    assert rows.select("offering", "price_usd_per_hour").rows()[:2] == [
+        ("NVIDIA HGX H100 (GPU component)", 4.50), ("A100 80GB NVLINK (GPU component)", 2.10)]
+    assert rows["gpu_memory_gb"].null_count() == rows.height  # the VRAM header was cut away

@@ -3,6 +3,8 @@ the 2025 HTML table with On-Demand / Spot / 6-month / 1-year / 3-year columns (o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scrapers import crusoe
@@ -81,3 +83,44 @@ def test_only_contact_sales_everywhere_is_a_parse_error() -> None:
 def test_fetch_gets_the_cloud_pricing_page_at_the_overridable_base() -> None:
     assert fetched_url(crusoe) == "http://127.0.0.1:9/cloud/pricing"
     assert crusoe.URL == "https://www.crusoe.ai/cloud/pricing"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pages" / "crusoe"
+
+
+def test_2025_05_table_hidden_on_mobile_is_read_and_tags_tell_a100s_apart() -> None:
+    frame, strategy, skipped = read(crusoe, (FIXTURES / "table_2025-05.html").read_bytes())
+    assert strategy == "table"  # "hidden lg:grid" is shown on a desktop screen
+    got = {(r["offering"], r["pricing"]): (r["gpu_model"], r["price_usd_per_hour"],
+                                           r["term_months"])
+           for r in frame.iter_rows(named=True)}
+    # "$ 4.00 /hr" split over spans; a row is one GPU model, priced per GPU
+    assert got[("NVIDIA H100 80GB SXM", "on_demand")] == ("H100 SXM", 4.00, None)
+    assert got[("NVIDIA H100 80GB SXM (3 Years commitment)", "reserved")] == (
+        "H100 SXM", 2.60, 36.0)
+    # three A100 rows: memory and form-factor tags tell them apart
+    assert {o: got[(o, "on_demand")][1] for o in ("NVIDIA A100 80GB SXM",
+                                                  "NVIDIA A100 80GB PCIe",
+                                                  "NVIDIA A100 40GB PCIe")} == {
+        "NVIDIA A100 80GB SXM": 2.00, "NVIDIA A100 80GB PCIe": 1.70,
+        "NVIDIA A100 40GB PCIe": 1.50}
+    assert got[("AMD MI300X 192GB OAM", "spot")] == ("MI300X", 1.00, None)
+    assert got[("NVIDIA A100 40GB PCIe (6 Months commitment)", "reserved")][2] == 6.0
+    assert set(frame["gpu_count"]) == {1.0} and frame.height == 21
+    assert dict(skipped) == {"contact sales": 4}
+
+
+def test_self_serve_endpoints_are_inference_not_instances() -> None:
+    page = """<h3 class="pricing-col-heading">Self-Serve Deployments pricing</h3>
+<p class="pricing-col-description">Spin up dedicated endpoints for open models.</p>
+<div class="pricing-gap"><div class="pricing-table-heading">
+<div class="pricing-heading">GPU type</div><div class="pricing-heading">Price per hour</div></div>
+<div class="w-dyn-list"><div class="w-dyn-items">
+<div class="w-dyn-item"><h4 class="pricing-item-heading">NVIDIA H100</h4>
+<div class="pricing-tag">80GB</div><div class="pricing-tag">HGX</div>
+<div class="pricing-rich"><p>$5.00</p></div></div></div></div></div>"""
+    frame, strategy, _ = read(crusoe, page)
+    assert strategy == "cards"
+    (row,) = frame.to_dicts()
+    assert (row["offering"], row["pricing"], row["gpu_count"], row["price_usd_per_hour"]) == (
+        "NVIDIA H100 80GB HGX (inference)", "inference", 1.0, 5.00)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
 
+from schemas.observation import to_observations, validate
 from scrapers import digitalocean
 from scrapers.base import HttpSettings, ParseError, RawCapture
 
@@ -91,7 +93,7 @@ def test_contact_sales_hidden_and_non_usd_cards_are_skipped_and_counted() -> Non
     )
     rows, skipped = read(body)
     assert [r["price_usd_per_hour"] for r in rows] == [1.57]
-    assert skipped == {"contact sales": 1, "hidden card": 1, "not USD": 1}
+    assert skipped == {"contact sales": 1, "hidden card": 1, "non-USD price": 1}
 
 
 def test_a_monthly_price_is_not_turned_into_an_hourly_one() -> None:
@@ -134,3 +136,45 @@ def test_fetch_gets_the_page_from_the_overridable_base() -> None:
         capture = digitalocean.fetch(client, settings)
     assert seen == ["http://127.0.0.1:9/do/pricing/gpu-droplets"]
     assert capture.source == "digitalocean"
+
+
+# --- 2026: "GPU | Price" tables under On-Demand / Spot / Contract headings ------------------
+
+DOCS_2026 = Path(__file__).resolve().parents[1] / "fixtures" / "pages" / "digitalocean" / \
+    "docs_droplet_pricing_2026.html"
+
+
+def test_2026_tables_count_in_name_prices_the_whole_droplet() -> None:
+    parsed = digitalocean.PARSER(raw(DOCS_2026.read_text()))
+    got = {(r["offering"], r["pricing"]): (r["gpu_name"], r["gpu_count"], r["price_usd_per_hour"])
+           for r in parsed.frame.to_dicts()}
+    # "NVIDIA H100 (8x)" $35.20 per hour: 8 GPUs, the whole Droplet (4.40 per GPU), not 8 x 35.20
+    assert got[("NVIDIA H100 (8x)", "on_demand")] == ("NVIDIA H100", 8.0, 35.20)
+    assert got[("NVIDIA H100", "on_demand")] == ("NVIDIA H100", 1.0, 4.40)
+    assert got[("AMD MI300X (8x)", "on_demand")] == ("AMD MI300X", 8.0, 20.0)
+    # the section heading names the kind; the cooling is not part of the GPU
+    assert got[("NVIDIA B300, liquid-cooled (8x)", "spot")] == ("NVIDIA B300", 8.0, 88.0)
+    assert got[("NVIDIA B300, air-cooled", "spot")] == ("NVIDIA B300", 1.0, 11.0)
+    assert got[("AMD MI350X (8x)", "spot")][1:] == (8.0, 30.0)
+    # DigitalOcean's short names for its Ada cards
+    assert got[("NVIDIA RTX 6000", "on_demand")][0] == "NVIDIA RTX 6000 Ada Generation"
+    assert len(got) == 10 and dict(parsed.skips) == {"contact sales": 1}
+
+
+def test_2026_tables_per_gpu_price_and_catalog_models() -> None:
+    capture = raw(DOCS_2026.read_text())
+    obs = to_observations(digitalocean.PARSER(capture).frame, capture, "t")
+    per_gpu = {(o, p): (m, round(g, 4)) for o, p, m, g in obs.select(
+        "offering", "pricing", "gpu_model", "price_usd_per_gpu_hour").iter_rows()}
+    assert per_gpu[("NVIDIA H100 (8x)", "on_demand")][1] == 4.40  # 35.20 / 8
+    assert per_gpu[("NVIDIA RTX 4000", "on_demand")] == ("RTX 4000 Ada", 0.70)
+    assert per_gpu[("AMD MI350X (8x)", "spot")] == ("MI350X", 3.75)
+    assert validate(obs).quarantined.height == 0
+
+
+def test_a_price_table_naming_no_kind_is_not_read_as_on_demand() -> None:
+    page_text = ("<h2>GPU Droplet Pricing</h2><table><thead><tr><th>GPU</th><th>Price</th></tr>"
+                 "</thead><tbody><tr><td>NVIDIA H100</td><td>$4.40 per hour</td></tr></tbody>"
+                 "</table>")
+    with pytest.raises(ParseError, match="neither on-demand, spot nor reserved"):
+        digitalocean.PARSER(raw(page_text))

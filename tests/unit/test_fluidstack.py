@@ -3,6 +3,8 @@ values) and the 2023 GPU-component prices with vCPU and RAM billed apart (own fi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scrapers import fluidstack
@@ -69,3 +71,25 @@ def test_an_unknown_layout_is_a_parse_error() -> None:
 
 def test_fetch_gets_the_pricing_page_at_the_overridable_base() -> None:
     assert fetched_url(fluidstack) == "http://127.0.0.1:9/pricing"
+
+
+GRID_2023 = Path(__file__).resolve().parents[1] / "fixtures" / "pages" / "fluidstack" / \
+    "pricing_grid_2023.html"
+
+
+def test_2023_div_grid_cut_in_its_header_reads_gpu_component_prices() -> None:
+    frame, strategy, skipped = read(fluidstack, GRID_2023.read_bytes())
+    assert strategy == "grid"
+    got = {(r["offering"], r["pricing"]): (r["gpu_model"], r["price_usd_per_hour"],
+                                           r["term_months"])
+           for r in frame.iter_rows(named=True)}
+    assert got == {
+        ("NVIDIA HGX H100", "on_demand"): ("H100 SXM", 4.50, None),
+        ("NVIDIA HGX H100 (6 Months commitment)", "reserved"): ("H100 SXM", 2.80, 6.0),
+        ("A100 80GB PCIe", "on_demand"): ("A100 80GB", 2.10, None),
+        ("A100 80GB PCIe (6 Months commitment)", "reserved"): ("A100 80GB", 1.40, 6.0),
+        ("A100 40GB NVLINK", "on_demand"): ("A100 40GB", 1.30, None)}
+    # "Max vCPUs per GPU ($0.01/hr)": the host is billed apart, the price is the GPU's alone
+    assert frame["gpu_only"].all()
+    assert dict(skipped) == {"no price (n/a)": 1}  # the cut-off A6000 row is no row
+    assert frame["gpu_memory_gb"].to_list()[:2] == [80.0, 80.0]

@@ -4,12 +4,14 @@ these tests (tests/fixtures/pages and inline; values made up), and each failure 
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from schemas.observation import to_observations
 from scrapers import lambda_page, paperspace, runpod_graphql, runpod_page
 from scrapers.base import ParseError, RawCapture
 
@@ -102,6 +104,111 @@ def test_lambda_tabbed_tables_still_win_over_rows() -> None:
     assert strategy == "table/tabs" and frame.height == 12
 
 
+def per_gpu(frame: pl.DataFrame) -> dict[tuple[str, str], tuple[float, float]]:
+    """(offering, pricing) -> (GPU count, price per GPU-hour)."""
+    return {(r["offering"], r["pricing"]): (r["gpu_count"],
+                                            round(r["price_usd_per_hour"] / r["gpu_count"], 4))
+            for r in frame.iter_rows(named=True)}
+
+
+def test_lambda_2023_hubspot_layout_by_header_badges_and_vram() -> None:
+    report = lambda_page.SOURCE.parse_report(
+        fixture("lambda-page", "lambda-page/hubspot_2023.html"))
+    frame = report.frame
+    assert report.strategy == "table/rows" and not report.skips
+    got = per_gpu(frame)
+    # "$20.80 / hr" with no "/ GPU" anywhere: the whole 8-GPU instance
+    assert got[("gpu_8x_h100_sxm5", "on_demand")] == (8.0, 2.60)
+    # two rows named "8x NVIDIA A100": the VRAM cell tells the 40 GB from the 80 GB one
+    assert got[("gpu_8x_a100", "on_demand")] == (8.0, 1.20)
+    assert got[("gpu_8x_a100_80gb_sxm4", "on_demand")] == (8.0, 1.60)
+    names = dict(zip(frame["offering"], frame["gpu_name"], strict=True))
+    assert names["gpu_1x_h100_pcie"] == "NVIDIA H100 PCIe"  # the "New" badge is not the GPU
+    # the reserved-cluster table: per H100 per hour, for the instance type, with its term
+    reserved = frame.filter(pl.col("pricing") == "reserved")
+    assert per_gpu(reserved) == {("gpu_8x_h100_sxm5_reserved_3y", "reserved"): (8.0, 1.90),
+                                 ("gpu_8x_h100_sxm5_reserved_3mo", "reserved"): (8.0, 4.80)}
+    assert sorted(reserved["term_months"].to_list()) == [3.0, 36.0]
+    assert set(reserved["gpu_name"]) == {"H100 SXM"}  # the GPU column, not "NVIDIA H100"
+    assert frame.height == 11
+
+
+def test_lambda_2024_excerpt_per_gpu_rows_and_contact_sales() -> None:
+    report = lambda_page.SOURCE.parse_report(
+        fixture("lambda-page", "lambda-page/hubspot_2024.html"))
+    assert report.strategy == "table/rows"
+    assert per_gpu(report.frame) == {
+        ("gpu_8x_h100_sxm5", "on_demand"): (8.0, 3.00),
+        ("gpu_1x_h100_pcie", "on_demand"): (1.0, 2.50),
+        ("gpu_8x_a100_80gb_sxm4", "on_demand"): (8.0, 1.80),
+        ("gpu_8x_a100", "on_demand"): (8.0, 1.30), ("gpu_1x_a10", "on_demand"): (1.0, 0.80)}
+    assert dict(report.skips) == {"contact sales": 1}
+
+
+def test_lambda_2026_tabs_skip_cluster_tabs_and_read_html_or_json_alike() -> None:
+    body = (FIXTURES / "lambda-page" / "tabs_2026-08.html").read_text()
+    report = lambda_page.SOURCE.parse_report(raw("lambda-page", body))
+    assert report.strategy == "table/tabs"
+    expected = {("gpu_8x_b200_sxm6", "on_demand"): (8.0, 6.60),
+                ("gpu_8x_h100_sxm5", "on_demand"): (8.0, 3.90),
+                ("gpu_1x_gh200", "on_demand"): (1.0, 2.20),
+                ("gpu_1x_h100_pcie", "on_demand"): (1.0, 3.20),
+                ("gpu_1x_a6000", "on_demand"): (1.0, 1.00)}
+    assert per_gpu(report.frame) == expected  # the hidden 1x panel is a tab, not a hidden row
+    # the island's JSON alone (the server-rendered panels removed) gives the same rows
+    json_only = re.sub(r'<div class="_tabPanels_hdiy5_50">.*?</div></div></div>', "", body,
+                       flags=re.S)
+    assert 'role="tabpanel" id="tabpanel-i' not in json_only
+    assert per_gpu(lambda_page.SOURCE.parse(raw("lambda-page", json_only))) == expected
+
+
+def test_lambda_json_ld_fallback_reads_offers_per_gpu_or_per_instance() -> None:
+    report = lambda_page.SOURCE.parse_report(
+        fixture("lambda-page", "lambda-page/json_ld_2026.html"))
+    assert report.strategy == "json-ld"
+    assert per_gpu(report.frame) == {("gpu_8x_h100_sxm5", "on_demand"): (8.0, 3.00),
+                                     ("gpu_1x_gh200", "on_demand"): (1.0, 1.50),
+                                     ("gpu_1x_a10", "on_demand"): (1.0, 0.80)}
+    assert dict(report.skips) == {"contact sales": 1}
+
+
+def _example_text() -> str:
+    return lambda_page.SOURCE.example.read_text()
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("22 TiB SSD", "$2.99"),  # STORAGE <-> PRICE: "22" must never become $22/GPU-h
+    ("80 GB", "$2.99"),  # VRAM <-> PRICE
+    ("208", "$2.99"),  # vCPUs <-> PRICE
+])
+def test_lambda_two_swapped_cells_are_a_parse_error_not_a_price(first: str, second: str) -> None:
+    page = _example_text()
+    row = page[page.index("NVIDIA H100 SXM</th>"):]
+    row = row[:row.index("</tr>")]
+    swapped = row.replace(f">{first}<", ">\0<").replace(f">{second}<", f">{first}<") \
+        .replace(">\0<", f">{second}<")
+    assert swapped != row
+    with pytest.raises(ParseError, match="cells swapped"):
+        lambda_page.SOURCE.parse(raw("lambda-page", page.replace(row, swapped, 1)))
+
+
+def test_lambda_2023_swapped_price_and_vram_cells_are_a_parse_error() -> None:
+    page = (FIXTURES / "lambda-page" / "hubspot_2023.html").read_text()
+    page = page.replace("<td>80 GB</td><td>26</td><td>200 GiB</td><td>1 TiB</td>"
+                        "<td>$2.00 / hr</td>",
+                        "<td>$2.00 / hr</td><td>26</td><td>200 GiB</td><td>1 TiB</td>"
+                        "<td>80 GB</td>")
+    with pytest.raises(ParseError, match="cells swapped"):
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
+
+
+@pytest.mark.parametrize("sign", ["€", "£", "C$", "CHF ", "¥"])
+def test_lambda_prices_in_another_currency_are_never_stored_as_usd(sign: str) -> None:
+    page = _example_text().replace(">$", f">{sign}")
+    with pytest.raises(ParseError, match="non-USD price"):
+        lambda_page.SOURCE.parse(raw("lambda-page", page))
+
+
 # --- runpod-page ----------------------------------------------------------------------------
 
 def test_runpod_json_ld_offers_by_cloud() -> None:
@@ -188,6 +295,35 @@ def test_runpod_webflow_hidden_rows_are_not_read() -> None:
     assert by_key(frame) == {("L4", "on_demand"): 0.4}
 
 
+def test_runpod_2026_json_ld_graph_names_the_gpu_without_marketing_words() -> None:
+    body = (FIXTURES / "runpod-page" / "json_ld_graph_2026.html").read_bytes()
+    capture = raw("runpod-page", body)
+    report = runpod_page.SOURCE.parse_report(capture)
+    assert report.strategy == "json-ld"
+    assert by_key(report.frame) == {
+        ("B300", "community"): 6.90, ("B300", "on_demand"): 7.30,
+        ("RTX Pro 6000", "community"): 1.60, ("RTX Pro 6000", "on_demand"): 1.90,
+        ("H100 NVL", "community"): 2.50, ("H100 NVL", "on_demand"): 3.10,
+        ("RTX 6000 Ada", "community"): 0.70, ("RTX 6000 Ada", "on_demand"): 0.75}
+    # "B300 GPU on Runpod" is a B300: every row names a catalog GPU
+    models = to_observations(report.frame, capture, "t")["gpu_model"].to_list()
+    assert "unknown" not in models and {"B300", "H100 NVL", "RTX 6000 Ada"} <= set(models)
+
+
+def test_runpod_2025_webflow_excerpt_reads_the_cut_first_row_by_its_name() -> None:
+    report = runpod_page.SOURCE.parse_report(
+        fixture("runpod-page", "runpod-page/webflow_rows_cut_2025.html"))
+    assert report.strategy == "data-attributes"
+    assert by_key(report.frame) == {
+        ("H200", "on_demand"): 3.70, ("H200", "community"): 3.50,
+        ("B200", "on_demand"): 5.90, ("B200", "community"): 5.80,
+        ("H100 PCIe", "on_demand"): 2.30,
+        ("A40", "on_demand"): 0.40, ("A40", "community"): 0.35}
+    assert dict(report.skips) == {"no price in that cloud (empty or zero)": 1}
+    b200 = report.frame.filter(pl.col("offering") == "B200").row(0, named=True)
+    assert (b200["gpu_memory_gb"], b200["vcpus"], b200["ram_gb"]) == (180, 28, 283)
+
+
 # --- paperspace -----------------------------------------------------------------------------
 
 def test_paperspace_cards_with_footnotes_and_hidden_blocks() -> None:
@@ -232,3 +368,23 @@ def test_parse_command_says_which_strategy_read_the_page() -> None:
                                       "--format", "csv"])
     assert result.exit_code == 0, result.output
     assert "read by strategy: table/rows (7 rows)" in result.output
+
+
+# --- hostile edits of the bundled examples: another currency is never stored as dollars ------
+
+@pytest.mark.parametrize("sign", ["€", "£", "C$", "CHF ", "EUR "])
+@pytest.mark.parametrize("module", [runpod_page, paperspace], ids=["runpod-page", "paperspace"])
+def test_example_in_another_currency_stores_no_dollar_price(module: object, sign: str) -> None:
+    source = module.SOURCE  # type: ignore[attr-defined]
+    body = source.example.read_text().replace("$", sign)
+    with pytest.raises(ParseError, match=r"non-USD price|no price stored"):
+        source.parse(raw(source.name, body))
+
+
+@pytest.mark.parametrize("sign", ["€", "£", "C$", "CHF "])
+def test_runpod_serverless_table_in_another_currency_is_a_parse_error(sign: str) -> None:
+    from scrapers import runpod_serverless
+
+    body = runpod_serverless.SOURCE.example.read_text().replace("$", sign)
+    with pytest.raises(ParseError, match="not US dollars"):
+        runpod_serverless.SOURCE.parse(raw("runpod-serverless", body))

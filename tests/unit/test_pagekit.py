@@ -10,11 +10,15 @@ import pytest
 from scrapers.base import Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers.pagekit import (
     StrategyParser,
+    badges_say_unavailable,
     clean_text,
     commitment_term,
+    count_in_name,
     data_attribute_elements,
+    grid_tables,
     is_hidden,
     json_ld_products,
+    name_badges,
     next_data,
     offers_of,
     parse_price,
@@ -223,3 +227,73 @@ def test_accepts_refuses_before_any_strategy_runs() -> None:
     parser = StrategyParser(source="t", strategies=(("cards", _reads),), accepts=refuse)
     with pytest.raises(ParseError, match="not a page"):
         parser(raw("<p/>"))
+
+
+# --- visibility, names, counts, grids of divs -----------------------------------------------
+
+def test_responsive_hidden_shown_from_a_breakpoint_is_visible() -> None:
+    soup = soup_of('<table class="hidden lg:grid"><tr><td id="a">x</td></tr></table>'
+                   '<div class="hidden"><span id="b">y</span></div>'
+                   '<div class="hidden md:hidden"><span id="c">z</span></div>')
+    assert not is_hidden(soup.find(id="a"))  # shown on a desktop screen
+    assert is_hidden(soup.find(id="b")) and is_hidden(soup.find(id="c"))
+
+
+@pytest.mark.parametrize(("text", "name", "badges"), [
+    ("1x NVIDIA H100 PCIe New", "1x NVIDIA H100 PCIe", ("New",)),
+    ("B300 GPU on Runpod", "B300", ()),
+    ("H100 NVL GPU on Runpod", "H100 NVL", ()),
+    ("NVIDIA H100 Cloud GPU", "NVIDIA H100", ()),
+    ("Rent an H100 SXM", "H100 SXM", ()),
+    ("NVIDIA RTX A6000 (Sold out)", "NVIDIA RTX A6000", ("Sold out",)),
+    ("NVIDIA L40S with Intel CPU", "NVIDIA L40S with Intel CPU", ()),  # not a seller
+    ("A100 80GB NVLINK", "A100 80GB NVLINK", ()),
+    ("New", "New", ()),  # never emptied
+])
+def test_name_badges_strip_marketing_words_around_a_gpu(text: str, name: str,
+                                                        badges: tuple[str, ...]) -> None:
+    assert name_badges(text) == (name, badges)
+
+
+def test_a_sold_out_badge_says_unavailable() -> None:
+    assert badges_say_unavailable(("Sold out",)) is False
+    assert badges_say_unavailable(("New",)) is None
+
+
+@pytest.mark.parametrize(("text", "count", "rest"), [
+    ("NVIDIA H100 (8x)", 8.0, "NVIDIA H100"),
+    ("8x NVIDIA H100", 8.0, "NVIDIA H100"),
+    ("8 x H100", 8.0, "H100"),
+    ("8× H200 SXM", 8.0, "H200 SXM"),
+    ("NVIDIA H100x8", 8.0, "NVIDIA H100"),
+    ("AMD Instinct MI300Xx8", 8.0, "AMD Instinct MI300X"),
+    ("RTX 4090 x2", 2.0, "RTX 4090"),
+    ("AMD MI300X", None, "AMD MI300X"),  # an X ending a model number is no count
+    ("RTX 4000", None, "RTX 4000"),
+    ("GB200 NVL72", None, "GB200 NVL72"),
+])
+def test_count_in_name(text: str, count: float | None, rest: str) -> None:
+    assert count_in_name(text) == (count, rest)
+
+
+GRID = ('<h3>GPU pricing</h3><div class="head"><div class="h">Model</div>'
+        '<div class="h">VRAM</div><div class="h">Price (/hr)</div></div>'
+        '<div class="body"><div class="row"><div>A10</div><div>24</div><div>$0.50</div></div>'
+        '<div class="row"><div>L4</div><div>24</div><div><b>$0.40</b> <a>Book</a></div></div>'
+        '<div class="row" style="display:none"><div>T4</div><div>16</div><div>$9</div></div>'
+        '<div class="row"><div>A6000</div></div></div>'
+        '<div class="nav"><a>Home</a><a>Docs</a><a>Pricing</a></div>')
+
+
+def test_grid_tables_find_rows_by_shape_and_headers_before_them() -> None:
+    (table,) = grid_tables(soup_of(GRID))
+    assert table.headers == ["Model", "VRAM", "Price (/hr)"]
+    assert table.rows == [["A10", "24", "$0.50"], ["L4", "24", "$0.40 Book"]]  # hidden, cut
+    assert table.caption == "GPU pricing"
+
+
+def test_grid_tables_right_align_headers_cut_away_and_ignore_moneyless_grids() -> None:
+    cut = GRID[GRID.index('<div class="h">Price'):]
+    (table,) = grid_tables(soup_of(cut))
+    assert table.headers == ["", "", "Price (/hr)"]
+    assert grid_tables(soup_of(GRID.replace("$", ""))) == []
