@@ -219,6 +219,10 @@ def test_a_first_version_warehouse_is_migrated_without_loss(tmp_path: Path) -> N
                 "?, ?, 0, [], NULL, NULL)",
                 [raw.fetched_at, raw.fetched_at, raw.fetched_at, raw.capture_id, good.height,
                  good.height])
+    v1_columns = [row[0] for row in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'observation' "
+        "ORDER BY ordinal_position").fetchall()]
+    good = good.select(v1_columns)  # the rows as the first version stored them
     con.register("good", good.to_arrow())
     con.execute("INSERT INTO observation BY NAME SELECT * FROM good")
     before = con.execute("SELECT * FROM observation ORDER BY ALL").fetchall()
