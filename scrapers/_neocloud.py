@@ -155,6 +155,8 @@ def _effective_date(text: str) -> date | None:
 _PLAIN_PRICE = re.compile(r"\b(?:price|pricing|cost|rate)\b|/\s*h(?:ou)?r\b|\bper\s+hour\b",
                           re.I)
 _FLOOR = re.compile(r"\bfrom\b|\bstart|as low as", re.I)
+# A plain price of something else than an instance-hour (tokens, storage, a month ...).
+_OTHER_UNIT = re.compile(r"token|\b[GT]i?B\b|month|minute|second|request|image|storage", re.I)
 
 
 def classify_column(index: int, header: str, section: str = "",
@@ -167,7 +169,7 @@ def classify_column(index: int, header: str, section: str = "",
     per_gpu = bool(_PER_GPU_HEADER.search(header))
     column = _classify(index, header, section, per_gpu)
     if column is None and plain_price and _PLAIN_PRICE.search(header) \
-            and not _FLOOR.search(header):
+            and not _FLOOR.search(header) and not _OTHER_UNIT.search(f"{header} {section}"):
         return Column(index, plain_price, per_gpu=per_gpu, header=header)
     return column
 

@@ -75,8 +75,9 @@ _KINDS: tuple[tuple[str, str | None], ...] = (
     ("dynamic", "dynamic"),
     ("spot", "spot"),
 )
-_OFFER = re.compile(r"^(?P<count>\d{1,3})\s*x\s+(?P<gpu>.+?)\s+(?P<kind>"
-                    + "|".join(re.escape(k) for k, _ in _KINDS) + r")$", re.I)
+_COUNTED = re.compile(r"^(?P<count>\d{1,3})\s*x\s+(?P<rest>.+)$", re.I)
+_KIND = re.compile(r"^(?P<gpu>.+?)\s+(?P<kind>" + "|".join(re.escape(k) for k, _ in _KINDS)
+                   + r")$", re.I)
 _MEMORY = re.compile(r"\b(\d{1,3})\s*GB\b", re.I)
 
 
@@ -109,9 +110,13 @@ def _offers(soup: BeautifulSoup) -> list[dict[str, Any]]:
 
 def _offer_row(offer: dict[str, Any], skips: Skips) -> dict[str, Any] | None:
     name = clean_text(str(offer.get("name") or ""))
-    match = _OFFER.match(name)
+    counted = _COUNTED.match(name)
+    if counted is None:  # " on-demand" (an unnamed CPU instance), "NVMe storage"
+        skips.skip("offer names no 'Nx' instance (CPU, storage)")
+        return None
+    match = _KIND.match(counted.group("rest"))
     if match is None:
-        skips.skip("offer names no GPU count and kind (CPU, storage)")
+        skips.skip("offer kind not known")
         return None
     gpu = match.group("gpu")
     if not is_gpu_name(gpu):
@@ -140,7 +145,7 @@ def _offer_row(offer: dict[str, Any], skips: Skips) -> dict[str, Any] | None:
         return None
     memory = _MEMORY.search(gpu)
     return {"provider": NAME, "offering": name, "gpu_name": gpu,
-            "gpu_count": float(match.group("count")),
+            "gpu_count": float(counted.group("count")),
             "gpu_memory_gb": float(memory.group(1)) if memory else None,
             "region": LAYOUT.region, "pricing": kind, "price_usd_per_hour": amount}
 

@@ -58,11 +58,13 @@ def fetched_url(module: ModuleType) -> str:
 
 
 def capture_files(provider: str) -> list[Path]:
-    """Every capture of a provider in ../shared (a placeholder that skips when absent)."""
+    """Every capture of a provider in ../shared, not its answer keys (`*.expected.csv`); a
+    placeholder that skips when ../shared is absent."""
     from tests.conftest import CAPTURES
 
     folder = CAPTURES / provider
-    return sorted(p for p in folder.glob("*") if p.is_file()) if folder.is_dir() else [
+    return sorted(p for p in folder.glob("*") if p.is_file()
+                  and not p.name.endswith(".expected.csv")) if folder.is_dir() else [
         folder / "missing.html"]
 
 
