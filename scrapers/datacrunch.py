@@ -63,7 +63,7 @@ BASE = "https://verda.com"
 PATH = "/pricing"
 URL = BASE + PATH
 HISTORY_URLS = ("https://datacrunch.io/products", URL)
-LAYOUT = Layout(provider=NAME, dynamic=True)
+LAYOUT = Layout(provider=NAME, dynamic=True, plain_price="on_demand")
 
 # "<N>x <GPU and memory> <kind>": the kind phrases of the 2026 offer catalog, longest first.
 _KINDS: tuple[tuple[str, str | None], ...] = (

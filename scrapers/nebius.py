@@ -28,7 +28,8 @@ Decisions:
 - "from $1.55" on-demand (L40S "with Intel/AMD CPU", vCPU/RAM ranges "8-40") is the smallest
   configuration's price: stored. "Contact us" (GB200/GB300 NVL72) and "––" are skipped.
 - "Reserve" (2024: a commitment of 3 months to 3 years, per the section text) is reserved
-  with the term not stated.
+  with the term not stated. A price column that names no kind ("Price per hour", as the CPU
+  table writes it) is the on-demand price; its rows must still name a GPU.
 - Per-GPU rows name no instance size: each is a 1-GPU offering at the per-GPU-hour price.
   "NVIDIA L40S with Intel CPU" is the offering; its GPU is "NVIDIA L40S".
 Not on the page: regions, availability, billing increment. No public price API is known
@@ -84,7 +85,9 @@ def _gpu_name(shown: str) -> str:
     return re.sub(r"\s+with\s+.*$", "", shown, flags=re.I)
 
 
-LAYOUT = Layout(provider=NAME, gpu_name=_gpu_name, default_period="hour")
+# A price column that names no kind ("Price per hour") is the on-demand list price.
+LAYOUT = Layout(provider=NAME, gpu_name=_gpu_name, default_period="hour",
+                plain_price="on_demand")
 
 
 def _div_tables(soup: BeautifulSoup) -> list[Table]:

@@ -91,3 +91,16 @@ def test_a_price_with_no_unit_or_count_is_not_guessed() -> None:
 def test_fetch_gets_the_pricing_page_at_the_overridable_base() -> None:
     assert fetched_url(datacrunch) == "http://127.0.0.1:9/pricing"
     assert datacrunch.SOURCE.archive_urls[0] == "https://datacrunch.io/products"
+
+
+def test_a_plain_price_column_is_the_on_demand_price() -> None:
+    """A price header naming no kind ("Price per hour") is the page's on-demand price; a
+    "Starting from" or per-GiB column never is."""
+    body = ("<table><tr><th>Instance name</th><th>GPU model</th><th>GPU</th>"
+            "<th>Price per hour</th><th>Spot price</th><th>Storage price per GB</th></tr>"
+            "<tr><td>4H100.80S.120V</td><td>H100 SXM5 80GB</td><td>4</td><td>$8.76/h</td>"
+            "<td>$3.56/h</td><td>$0.05/h</td></tr></table>")
+    frame, _, _ = read(datacrunch, body)
+    assert {(r["pricing"], r["price_usd_per_hour"]) for r in frame.iter_rows(named=True)} == {
+        ("on_demand", 8.76), ("spot", 3.56)}
+    assert price(frame, "4H100.80S.120V")["price_usd_per_gpu_hour"] == pytest.approx(2.19)
