@@ -7,16 +7,24 @@ and how it names things. Rules it applies, from the page's own words:
 
 - A price column is classified by its header, else by its section's title: on-demand, spot
   ("spot", "preemptible"), reserved with the term kept in the offering ("1 Year price" ->
-  "<offering> (1 Year commitment)"; no term -> "(reserved, term not stated)"), "dynamic"
-  (re-priced daily: skipped, see each source), or announced ("Effective October 1, 2026":
-  a future price, used only for captures fetched on or after that date, when it replaces the
-  plain column).
+  "<offering> (1 Year commitment)", term_months 12; no term -> "(reserved, term not
+  stated)"), "dynamic" (re-priced daily: pricing `dynamic` where the source's Layout says so,
+  else skipped), or announced ("Effective October 1, 2026"). A plain price header that names
+  no kind ("Pricing Per Hour") is the Layout's `plain_price` kind, when the source sets one.
+- An announced price is stored with `effective_from` (the date it takes effect): before that
+  date under its own offering ("<offering> (from 2026-10-01)", an announcement beside the
+  price in force; skipped when it equals that price); on or after it, it IS the on-demand
+  price of the offering and the plain column, superseded, is skipped. The capture's own
+  fetched_at decides, so the parse stays pure.
 - Per GPU when the cell or its header says so ("/GPU-hr", "GPU-hour", "per GPU"); else per
   instance when the row names a GPU count ("8 × H200 SXM", a "GPU" count column); else, only
   when the source says its rows are single GPUs, per GPU. Otherwise the row is skipped
   ("price unit not stated"): never a guessed unit. `price_usd_per_hour` is the whole offering.
 - Cells without a price are skipped and counted by reason ("contact sales", "no price (n/a)");
   non-USD prices are never stored as USD (counted "non-USD price"); hidden rows are skipped.
+- Cells are read by header position, so a row with more or fewer cells than the header has
+  (a cell deleted or added) is skipped whole ("row cells do not match the header"), never
+  read with its prices shifted into the wrong columns.
 
 `read_price_table` adds its skips to the `Skips` it is given; a source's strategy returns
 `page_rows(rows, skips)`, a `Parsed`, so a count of "contact sales" cells reaches
@@ -56,10 +64,12 @@ __all__ = [
     "classify_column",
     "div_grid",
     "footnotes",
+    "is_gpu_name",
     "json_ld_reader",
     "loose_table",
     "page_rows",
     "read_price_table",
+    "term_months_of",
 ]
 
 # --- results --------------------------------------------------------------------------------
@@ -85,9 +95,10 @@ def _fill_memory(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _dedupe(frame: pl.DataFrame) -> pl.DataFrame:
-    """One price per offering, pricing and region: a page that repeats a block (mobile and
-    desktop copies) must not store it twice. The first occurrence wins."""
-    return frame.unique(["offering", "pricing", "region"], keep="first", maintain_order=True)
+    """One price per offering, pricing, region and count: a page that repeats a block (mobile
+    and desktop copies) must not store it twice. The first occurrence wins."""
+    return frame.unique(["offering", "pricing", "region", "gpu_count"], keep="first",
+                        maintain_order=True)
 
 
 # --- price columns --------------------------------------------------------------------------
@@ -109,14 +120,7 @@ class Column:
     per_gpu: bool = False  # the header says the price is per GPU
     effective: date | None = None  # for announced prices
     header: str = ""
-    term_months: float | None = None  # a reserved column's commitment, when it states one
-
-
-def _term_months(text: str) -> float | None:
-    match = _TERM.search(text)
-    if not match:
-        return None
-    return float(int(match.group(1)) * (12 if match.group(2).lower().startswith("y") else 1))
+    term_months: float | None = None  # a reserved column's commitment, when it names one
 
 
 def _term_suffix(text: str) -> str | None:
@@ -126,6 +130,15 @@ def _term_suffix(text: str) -> str | None:
     count = int(match.group(1))
     unit = "Year" if match.group(2).lower().startswith("y") else "Month"
     return f"({count} {unit}{'s' if count > 1 else ''} commitment)"
+
+
+def term_months_of(text: str) -> float | None:
+    """Months of the one commitment a text names ("1 Year price" -> 12, "6-month" -> 6)."""
+    match = _TERM.search(text)
+    if not match:
+        return None
+    count = int(match.group(1))
+    return float(count * 12 if match.group(2).lower().startswith("y") else count)
 
 
 def _effective_date(text: str) -> date | None:
@@ -141,9 +154,29 @@ def _effective_date(text: str) -> date | None:
     return None
 
 
-def classify_column(index: int, header: str, section: str = "") -> Column | None:
-    """The pricing a header (else its section title) names; None for non-price columns."""
+_PLAIN_PRICE = re.compile(r"\b(?:price|pricing|cost|rate)\b|/\s*h(?:ou)?r\b|\bper\s+hour\b",
+                          re.I)
+_FLOOR = re.compile(r"\bfrom\b|\bstart|as low as", re.I)
+# A plain price of something else than an instance-hour (tokens, storage, a month ...).
+_OTHER_UNIT = re.compile(r"token|\b[GT]i?B\b|month|minute|second|request|image|storage", re.I)
+
+
+def classify_column(index: int, header: str, section: str = "",
+                    plain_price: str | None = None) -> Column | None:
+    """The pricing a header (else its section title) names; None for non-price columns.
+
+    `plain_price`: the kind of a price header that names none, in a section that names none
+    either ("Pricing Per Hour" on Hyperstack's 2024 table is its on-demand price); a header
+    that names a floor ("Starting from") never becomes it."""
     per_gpu = bool(_PER_GPU_HEADER.search(header))
+    column = _classify(index, header, section, per_gpu)
+    if column is None and plain_price and _PLAIN_PRICE.search(header) \
+            and not _FLOOR.search(header) and not _OTHER_UNIT.search(f"{header} {section}"):
+        return Column(index, plain_price, per_gpu=per_gpu, header=header)
+    return column
+
+
+def _classify(index: int, header: str, section: str, per_gpu: bool) -> Column | None:
     for text in (header, section):
         low = text.lower()
         if not low:
@@ -164,7 +197,7 @@ def classify_column(index: int, header: str, section: str = "") -> Column | None
         term = _term_suffix(text)
         if term or re.search(r"reserv|commit", low):
             return Column(index, "reserved", suffix=term or "(reserved, term not stated)",
-                          per_gpu=per_gpu, header=header, term_months=_term_months(text))
+                          per_gpu=per_gpu, header=header, term_months=term_months_of(text))
         if re.search(r"on[- ]?demand|pay[- ]as[- ]you[- ]go", low):
             return Column(index, "on_demand", per_gpu=per_gpu, header=header)
         if text is header and not re.search(r"price|pricing|cost|rate|\$|/\s*h|hour|from",
@@ -256,6 +289,11 @@ class Layout:
     billing_increment_s: int | None = None
     # The GPU as the page names it -> the name stored in gpu_name (None: unchanged).
     gpu_name: Callable[[str], str] | None = None
+    # The kind of a plain price column ("Pricing Per Hour") whose header and section name
+    # none; None: such a column is not read (the page must say what its prices are).
+    plain_price: str | None = None
+    # A "Dynamic price" column (re-priced daily) is stored as pricing `dynamic`; else skipped.
+    dynamic: bool = False
 
     def gpu_name_of(self, shown: str) -> str:
         return self.gpu_name(shown) if self.gpu_name else shown
@@ -292,7 +330,7 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
     rows: list[dict[str, Any]] = []
     headers_text = " ".join(table.headers)
     columns = [c for i, h in enumerate(table.headers)
-               if (c := classify_column(i, h, section)) is not None]
+               if (c := classify_column(i, h, section, layout.plain_price)) is not None]
     if not columns:
         return rows
     name_col = _find_column(table, ("instance",), ("model",), ("item",), ("configuration",),
@@ -324,6 +362,11 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
             if any(parse_price(cell(row, c.index)) for c in columns):
                 skips.skip("not a GPU offering")
             continue
+        if len(row) != len(table.headers):
+            # A cell deleted (or added) shifts every later cell: never read prices by a
+            # position that no longer holds the column's value.
+            skips.skip("row cells do not match the header")
+            continue
         count = _number(cell(row, count_col))
         bare = shown_gpu
         for pattern, count_group, name_group in ((_COUNT_FIRST, 1, 2), (_COUNT_LAST, 2, 1)):
@@ -346,19 +389,21 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
             "billing_increment_s": layout.billing_increment_s,
             "gpu_only": layout.gpu_only,
         }
+        current = {c.index: cell(row, c.index) for c in columns if c.kind == "on_demand"}
         for column in columns:
             text = cell(row, column.index)
-            if column.kind == "announced" and column not in in_force:
-                if parse_price(text):
-                    skips.skip("announced future price")
-                continue
             if column.kind == "on_demand" and in_force:
                 if parse_price(text):
                     skips.skip("superseded by an announced price now in force")
                 continue
-            if column.kind == "dynamic":
+            if column.kind == "dynamic" and not layout.dynamic:
                 if parse_price(text):
                     skips.skip("dynamic price (re-priced daily)")
+                continue
+            if column.kind == "announced" and column not in in_force \
+                    and _same_price(text, current.values()):
+                if parse_price(text):
+                    skips.skip("announced price unchanged")
                 continue
             price = parse_price(text, default_period=layout.default_period
                                 or ("hour" if re.search(r"hour|/\s*hr?\b|\bhr\b|hourly",
@@ -369,11 +414,32 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
             row_out = _priced_row(price, column, text, count, per_gpu_rows, notes, skips)
             if row_out is None:
                 continue
-            pricing = "on_demand" if column.kind == "announced" else column.kind
-            suffix = f" {column.suffix}" if column.suffix else ""
-            rows.append({**common, **row_out, "offering": f"{name}{suffix}",
-                         "pricing": pricing, "term_months": column.term_months})
+            rows.append({**common, **row_out, **_kind_of(column),
+                         "offering": _offering(name, column, column in in_force)})
     return rows
+
+
+def _same_price(text: str, others: Any) -> bool:
+    """The announced cell states the same amount as a price in force in the same row."""
+    price = parse_price(text)
+    return price is not None and any(
+        (other := parse_price(o)) is not None and other.amount == price.amount
+        and other.currency == price.currency for o in others)
+
+
+def _kind_of(column: Column) -> dict[str, Any]:
+    """pricing, term_months and effective_from of a price read from `column`."""
+    if column.kind == "announced":
+        return {"pricing": "on_demand", "effective_from": column.effective}
+    return {"pricing": column.kind, "term_months": column.term_months}
+
+
+def _offering(name: str, column: Column, in_force: bool) -> str:
+    """The offering a price belongs to: a term's suffix; an announced price not yet in force
+    is its own offering (it must not replace the price in force under the same name)."""
+    if column.kind == "announced" and not in_force and column.effective is not None:
+        return f"{name} (from {column.effective.isoformat()})"
+    return f"{name} {column.suffix}" if column.suffix else name
 
 
 def _priced_row(price: PagePrice, column: Column, text: str, count: float | None,

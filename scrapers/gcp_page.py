@@ -14,15 +14,18 @@ vCPUs: 224 Memory: 3,968GB ..."), "Price (USD)" (on demand), optionally "Compute
 Mega") carry no prices. Prices are per machine; the per-GPU price is price / GPUs, and G4
 machines that rent a fraction of a GPU ("GPUs: 1/8") get a fractional gpu_count.
 
-Stored: on demand, spot, resource-based CUDs (reserved, "(N Year commitment)"), flexible CUDs
-(reserved, "(N Year flexible commitment)"), DWS Calendar mode (capacity reserved for a fixed
-number of days: reserved, "(DWS Calendar mode)") and DWS Flex-start (pay as you go, not
-preemptible, but queued until capacity frees and limited to 7 days of run time: on_demand
-under its own offering, "a3-highgpu-8g (DWS Flex-start)", so it never merges with the plain
-on-demand price of the machine; gcp.py skips DWS SKUs, so these rows exist only here).
+Stored: on demand, spot, resource-based CUDs (reserved, "(N Year commitment)", term_months
+12 or 36), flexible CUDs (reserved, "(N Year flexible commitment)"), DWS Calendar mode
+(capacity reserved for a fixed number of days: reserved, "(DWS Calendar mode)", no term in
+months) and DWS Flex-start (not preemptible, but queued until capacity frees and limited to 7
+days of run time: pricing `flex` under its own offering, "a3-highgpu-8g (DWS Flex-start)": a
+price nobody can get on demand; gcp.py skips DWS SKUs, so these rows exist only here).
 Skipped and counted: "N/A" and "-" cells (not offered), cells that hold no price (one spot
 cell holds a machine name, "g2-standard-24-spot"), zero prices, and non-USD prices. Typo
-cells like "$2 .0000" read as 2.0 (pagekit.parse_price).
+cells like "$2 .0000" read as 2.0 (pagekit.parse_price). Cells are read by header position:
+a row with more or fewer cells than the header (a cell deleted) is skipped whole, so no price
+ever moves into another column (a deleted on-demand cell must not make the Flex-start price
+the on-demand one).
 
 Not on the page: the region. The live page has a region picker (us-central1 by default); a
 saved page shows no selection, so the region is the picker's selected region when the page
@@ -88,7 +91,7 @@ def _column_kind(header: str) -> tuple[str, str] | None:
     years = _YEARS.search(header)
     plural = "s" if years and years.group(1) != "1" else ""
     if "flex-start" in low or "flex start" in low:
-        return "on_demand", " (DWS Flex-start)"
+        return "flex", " (DWS Flex-start)"
     if "calendar" in low:
         return "reserved", " (DWS Calendar mode)"
     if "spot" in low:
@@ -142,6 +145,9 @@ def _read_table(table: Table, region: str, rows: list[dict[str, Any]], skips: Sk
         machine = cell(machine_col)
         if not _MACHINE.match(machine):
             continue  # a section row ("A3 Mega") or a note
+        if len(cells) != len(table.headers):
+            skips.skip("row cells do not match the header")
+            continue
         parts = cell(parts_col)
         gpus = _GPUS.search(parts)
         if gpus is None or int(gpus.group(1)) == 0:
@@ -174,8 +180,10 @@ def _read_table(table: Table, region: str, rows: list[dict[str, Any]], skips: Sk
                 skips.skip("machine listed twice")
                 continue
             seen.add(key)
-            rows.append(_row(machine + suffix, gpu_name, count, memory, parts, region,
-                                     pricing, price.hourly()))
+            years = _YEARS.search(suffix) if pricing == "reserved" else None
+            rows.append({**_row(machine + suffix, gpu_name, count, memory, parts, region,
+                                pricing, price.hourly()),
+                         "term_months": 12.0 * int(years.group(1)) if years else None})
 
 
 def _row(offering: str, gpu_name: str, count: float, memory: float | None, parts: str,

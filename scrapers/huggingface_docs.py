@@ -18,11 +18,17 @@ rows counted by reason (CPU flavors, free tiers, coming soon, struck through): a
 
 The hardware label is turned into the API's flavor id (t4-small, l4x4, a10g-largex2, a100x8,
 h200, v5e-2x2 ...) so that these rows and the `huggingface-jobs` API rows name the same thing.
+
+Each source reads its own page only (one source of a provider may accept a capture): the Jobs
+page names Jobs and never Spaces, the Spaces page names Spaces and never Jobs, so a source
+refuses (ParseError) a page that does not name its product; the Inference Endpoints page
+(no Hardware / Hourly Price table) is refused by both and read by `huggingface-endpoints`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -71,7 +77,7 @@ def _cells(line: str) -> list[str]:
     return [c.strip().strip("*").strip() for c in line.strip().strip("|").split("|")]
 
 
-def _tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+def markdown_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
     """Every markdown table: (lower-cased header cells, body rows)."""
     tables: list[tuple[list[str], list[list[str]]]] = []
     lines = text.splitlines()
@@ -130,7 +136,8 @@ def _status(label: str) -> tuple[str, str | None]:
 def parse(raw: RawCapture) -> Parsed:
     """Rows, and the table rows not stored counted by reason."""
     text = raw.text()
-    priced = [(h, b) for h, b in _tables(text) if "hardware" in h and "hourly price" in h]
+    priced = [(h, b) for h, b in markdown_tables(text)
+              if "hardware" in h and "hourly price" in h]
     if not priced:
         raise ParseError("huggingface docs: no table with Hardware and Hourly Price columns "
                          "(page layout changed?)")
@@ -188,6 +195,17 @@ def parse(raw: RawCapture) -> Parsed:
     return Parsed(rows_frame(rows), skips)
 
 
+def _page_of(source: str, product: str) -> Callable[[RawCapture], Parsed]:
+    """`parse` for one product's page: a page that never names the product is refused."""
+    word = re.compile(rf"\b{product}\b", re.IGNORECASE)
+
+    def parse_page(raw: RawCapture) -> Parsed:
+        if not word.search(raw.text()):
+            raise ParseError(f"{source}: the page never names {product} (another page?)")
+        return parse(raw)
+    return parse_page
+
+
 SOURCES = [
     SourceDef(
         name="huggingface-docs",
@@ -197,7 +215,7 @@ SOURCES = [
         example=EXAMPLES_DIR / "huggingface-docs" / "jobs-pricing_2026-08-21.md",
         example_as_of="2026-08-21",
         fetch_fn=_fetcher("huggingface-docs", JOBS_PATH),
-        parse_fn=parse,
+        parse_fn=_page_of("huggingface-docs", "jobs?"),
     ),
     SourceDef(
         name="huggingface-spaces",
@@ -207,6 +225,6 @@ SOURCES = [
         example=EXAMPLES_DIR / "huggingface-spaces" / "spaces-gpus_2024-10-01.md",
         example_as_of="2024-10-01",
         fetch_fn=_fetcher("huggingface-spaces", SPACES_PATH),
-        parse_fn=parse,
+        parse_fn=_page_of("huggingface-spaces", "spaces?"),
     ),
 ]

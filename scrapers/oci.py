@@ -15,7 +15,7 @@ Units come from `metricName`:
   Commit"); gpu_count from the shape, for shapes listed in `_NODE_SHAPES` only (OCVS names a
   host by its OCPU count: BM.GPU.A10.64 is the 64-OCPU host with 4 A10s, Oracle's BM.GPU.A10.4).
 - "... Monthly Commit" / "1 Year Commit" / "3 Year Commit": reserved, the term in the offering
-  ("(1 Year commitment)", as the gcp source writes it).
+  ("(1 Year commitment)", as the gcp source writes it) and in term_months (1, 12, 36).
 Skipped and counted: legacy parts whose name gives no GPU model ("GPU Standard - X7", "GPU -
 E3"), names whose model is not in the catalog ("H100T", a second H100 part beside the H100
 one), Compute Cloud@Customer and Roving Edge parts (hardware on the customer's premises, billed
@@ -121,15 +121,16 @@ def _parts(display_name: str) -> list[str]:
     return [p.strip() for p in text.split(" - ") if p.strip()]
 
 
-def _term(parts: list[str]) -> tuple[list[str], str | None]:
-    """Parts without a trailing commitment, and the offering suffix of that commitment."""
+def _term(parts: list[str]) -> tuple[list[str], str | None, float | None]:
+    """Parts without a trailing commitment, the offering suffix of that commitment, and its
+    length in months."""
     match = _TERM.match(parts[-1]) if parts else None
     if match is None:
-        return parts, None
+        return parts, None, None
     if match["monthly"]:
-        return parts[:-1], " (1 Month commitment)"
+        return parts[:-1], " (1 Month commitment)", 1.0
     years = int(match["years"])
-    return parts[:-1], f" ({years} Year{'s' if years > 1 else ''} commitment)"
+    return parts[:-1], f" ({years} Year{'s' if years > 1 else ''} commitment)", 12.0 * years
 
 
 def _gpu_model(parts: list[str]) -> str | None:
@@ -151,7 +152,7 @@ def _row(item: dict[str, Any], skips: Skips) -> dict[str, Any] | None:
     if metric not in ("gpu per hour", "node per hour"):
         skips.skip(f"unit not per GPU- or node-hour ({metric or 'none'})")
         return None
-    parts, suffix = _term(_parts(name))
+    parts, suffix, term_months = _term(_parts(name))
     shape = next((p for p in parts if _SHAPE.match(p)), None)
     if metric == "node per hour":
         if shape not in _NODE_SHAPES:
@@ -174,7 +175,7 @@ def _row(item: dict[str, Any], skips: Skips) -> dict[str, Any] | None:
         "provider": "oci", "offering": offering + (suffix or ""), "gpu_name": model,
         "gpu_count": float(count), "region": GLOBAL_REGION,
         "pricing": "reserved" if suffix else "on_demand",
-        "price_usd_per_hour": price,
+        "price_usd_per_hour": price, "term_months": term_months,
     }
 
 

@@ -39,11 +39,13 @@ __all__ = [
     "Strategy",
     "StrategyParser",
     "Table",
+    "aria_tables",
     "badges_say_unavailable",
     "clean_text",
     "commitment_term",
     "count_in_name",
     "data_attribute_elements",
+    "embedded_json_objects",
     "foreign_currency",
     "gpu_label",
     "grid_tables",
@@ -320,6 +322,34 @@ def next_data(soup: BeautifulSoup) -> Any | None:
         return json.loads(script.string or script.get_text())
     except json.JSONDecodeError as exc:
         raise ParseError(f"__NEXT_DATA__ is not valid JSON ({exc.msg})") from None
+
+
+_STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*', re.S)
+
+
+def embedded_json_objects(text: str, type_name: str) -> list[dict[str, Any]]:
+    """Every JSON object `{"type": "<type_name>", ...}` a page embeds, whether as plain JSON
+    (a `<script>` payload) or escaped inside a JavaScript string (`{\\"type\\":...}`, the
+    state a server-rendered app hydrates from). Objects that do not decode are left out."""
+    found: list[dict[str, Any]] = []
+    pattern = re.compile(r'\{\s*(\\*)"type\1"\s*:\s*\1"' + re.escape(type_name) + r'\1"')
+    decoder = json.JSONDecoder(strict=False)
+    for match in pattern.finditer(text):
+        chunk = text[match.start():]
+        for _ in range(len(match.group(1)).bit_length()):  # 1 backslash: one level, 3: two
+            body = _STRING_BODY.match(chunk)
+            try:
+                chunk = json.loads(f'"{body.group(0) if body else chunk}"', strict=False)
+            except json.JSONDecodeError:
+                chunk = ""
+                break
+        try:
+            value, _ = decoder.raw_decode(chunk)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
 
 
 def find_dicts(data: Any, has: Iterable[str]) -> list[dict[str, Any]]:
@@ -612,6 +642,41 @@ def foreign_currency(text: str | None) -> str | None:
     if match is None:
         return None
     return match.group(1) or _FOREIGN_SIGN[match.group(0)]
+
+
+_ARIA_CELLS = ("cell", "gridcell", "columnheader", "rowheader")
+
+
+def aria_tables(soup: BeautifulSoup | Tag, *, heading_tags: tuple[str, ...] = (
+        "h1", "h2", "h3", "h4", "h5", "h6")) -> list[Table]:
+    """Every visible table made of divs with ARIA roles (`role="table"` or "grid", rows
+    `role="row"`, cells `role="cell"`/"columnheader"...), as React UI kits render them
+    (Gravity UI's pc-table). The header is the first row of column headers, or a first row
+    of words only; cells of a nested table belong to that table, not this one."""
+    tables: list[Table] = []
+    for element in soup.find_all(attrs={"role": ["table", "grid"]}):
+        if is_hidden(element):
+            continue
+        row_tags = [r for r in element.find_all(attrs={"role": "row"})
+                    if r.find_parent(attrs={"role": ["table", "grid"]}) is element]
+        grid = [[c for c in r.find_all(attrs={"role": list(_ARIA_CELLS)})
+                 if c.find_parent(attrs={"role": "row"}) is r] for r in row_tags]
+        if not grid:
+            continue
+        first = [clean_text(c.get_text(" ", strip=True)) for c in grid[0]]
+        is_header = bool(grid[0]) and (
+            all(c.get("role") == "columnheader" for c in grid[0])
+            or (len(first) >= 2 and all(first) and not any(re.search(r"\d", t) for t in first)))
+        body = [(r, cells) for r, cells in zip(row_tags[1:] if is_header else row_tags,
+                                              grid[1:] if is_header else grid, strict=True)
+                if not is_hidden(r)]
+        heading = element.find_previous(heading_tags)
+        tables.append(Table(
+            headers=first if is_header else [],
+            rows=[[clean_text(c.get_text(" ", strip=True)) for c in cells] for _, cells in body],
+            element=element, row_elements=[r for r, _ in body],
+            caption=clean_text(heading.get_text(" ", strip=True)) if heading else ""))
+    return tables
 
 
 # --- running strategies ---------------------------------------------------------------------

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.conformance
 FOLDER = "gcp-page"
 FILES = capture_files(FOLDER, "*.html")
 PAGE_2026 = "gcp_gpus-pricing_2026_ewyluda-fixture.html"
-EXPECTED = {PAGE_2026: {"on_demand": 46, "spot": 27, "reserved": 84}}
+EXPECTED = {PAGE_2026: {"on_demand": 27, "flex": 19, "spot": 27, "reserved": 84}}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -42,8 +42,8 @@ def test_2026_prices_by_hand() -> None:
     g4 = one(frame, "g4-standard-6", "on_demand")
     assert g4["gpu_count"] == 0.125 and g4["gpu_model"] == "RTX PRO 6000"
     assert g4["price_usd_per_gpu_hour"] == pytest.approx(0.64688 * 8)
-    assert one(frame, "a2-highgpu-1g (DWS Flex-start)", "on_demand")["price_usd_per_hour"] == 2.0
-    assert one(frame, "g4-standard-192 (DWS Flex-start)", "on_demand")[
+    assert one(frame, "a2-highgpu-1g (DWS Flex-start)", "flex")["price_usd_per_hour"] == 2.0
+    assert one(frame, "g4-standard-192 (DWS Flex-start)", "flex")[
         "price_usd_per_hour"] == 9.0
     assert frame.filter((frame["offering"] == "g2-standard-24")
                         & (frame["pricing"] == "spot")).height == 0
@@ -53,6 +53,7 @@ def test_2026_prices_by_hand() -> None:
     ultra = one(frame, "a2-ultragpu-1g (3 Years commitment)", "reserved")
     assert ultra["gpu_model"] == "A100 80GB" and ultra["price_usd_per_hour"] == pytest.approx(
         3.499997559)
+    assert ultra["term_months"] == 36
     flexible = one(frame, "g2-standard-4 (1 Year flexible commitment)", "reserved")
     assert flexible["price_usd_per_hour"] == pytest.approx(0.558397485)
     assert set(frame["region"]) == {"global"}  # the saved page selects no region

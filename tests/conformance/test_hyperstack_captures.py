@@ -44,4 +44,4 @@ def test_2026_saved_page() -> None:
         row = price(frame, offering, pricing)
         assert (row["gpu_model"], row["price_usd_per_hour"]) == (model, usd)
     assert set(frame["billing_increment_s"]) == {60} and set(frame["gpu_count"]) == {1.0}
-    assert skipped["not a GPU offering"] == 5  # the On-Demand CPU card
+    assert skipped["not a GPU offering"] == 6  # the On-Demand CPU card (5), fine-tuning (1)

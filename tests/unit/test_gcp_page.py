@@ -46,10 +46,13 @@ def test_every_column_kind_and_machine_prices() -> None:
     assert not skipped
     assert by_offering(rows) == {
         ("a3-highgpu-8g", "on_demand"): 88.0,
-        ("a3-highgpu-8g (DWS Flex-start)", "on_demand"): 38.0,
+        ("a3-highgpu-8g (DWS Flex-start)", "flex"): 38.0,
         ("a3-highgpu-8g", "spot"): 52.0,
         ("a3-highgpu-8g (1 Year commitment)", "reserved"): 61.0,
         ("a3-highgpu-8g (3 Years flexible commitment)", "reserved"): 40.0}
+    terms = {r["offering"]: r["term_months"] for r in rows if r["pricing"] == "reserved"}
+    assert terms == {"a3-highgpu-8g (1 Year commitment)": 12.0,
+                     "a3-highgpu-8g (3 Years flexible commitment)": 36.0}
     first = rows[0]
     # gcp.py's name for the A3's GPU, so that both GCP sources meet on one model
     assert (first["gpu_name"], first["gpu_count"], first["vcpus"], first["ram_gb"]) == (
@@ -62,9 +65,23 @@ def test_fraction_of_a_gpu_typo_cell_and_machine_name_in_a_price_cell() -> None:
          "$2 .0000/ 1 hour", "g4-standard-6-spot", "N/A", "-")))
     assert {(r["offering"], r["gpu_count"]) for r in rows} == {
         ("g4-standard-6", 0.125), ("g4-standard-6 (DWS Flex-start)", 0.125)}
-    assert by_offering(rows)[("g4-standard-6 (DWS Flex-start)", "on_demand")] == 2.0
+    assert by_offering(rows)[("g4-standard-6 (DWS Flex-start)", "flex")] == 2.0
     assert skipped == {"cell holds no price (e.g. a machine name)": 1,
                        "not offered (N/A or -)": 2}
+
+
+def test_a_deleted_price_cell_never_shifts_the_row() -> None:
+    """The issue's case: one price cell of a row deleted; the Flex-start price must not become
+    the on-demand price, nor the spot price the Flex-start one."""
+    whole = ("a3-ultragpu-8g", "Nvidia H200", "GPUs: 8", "$84.81 / 1 hour", "$42.40 / 1 hour",
+             "$50.87 / 1 hour", "$58.47 / 1 hour", "$37.21 / 1 hour")
+    cut = whole[:3] + whole[4:]
+    rows, skipped = read(table(whole, ("a3-highgpu-8g", *cut[1:])))
+    assert {r["offering"] for r in rows} == {
+        "a3-ultragpu-8g", "a3-ultragpu-8g (DWS Flex-start)", "a3-ultragpu-8g (1 Year commitment)",
+        "a3-ultragpu-8g (3 Years flexible commitment)"}
+    assert by_offering(rows)[("a3-ultragpu-8g", "on_demand")] == 84.81
+    assert skipped == {"row cells do not match the header": 1}
 
 
 def test_non_usd_prices_are_never_stored_as_usd() -> None:
@@ -72,7 +89,8 @@ def test_non_usd_prices_are_never_stored_as_usd() -> None:
     rows, skipped = read(table(("g2-standard-4", "NVIDIA L4", "GPUs: 1", "€0.70 / 1 hour"),
                                ("g2-standard-8", "NVIDIA L4", "GPUs: 1", "0.80 EUR / 1 hour"),
                                headers=headers)
-                         + table(("g2-standard-12", "NVIDIA L4", "GPUs: 1", "$1.00 / 1 hour")))
+                         + table(("g2-standard-12", "NVIDIA L4", "GPUs: 1", "$1.00 / 1 hour"),
+                                 headers=(*headers[:3], "Price (USD)")))
     assert [r["offering"] for r in rows] == ["g2-standard-12"]
     assert skipped["not USD"] == 2
 

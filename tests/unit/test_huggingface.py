@@ -128,7 +128,9 @@ def test_spaces_example_has_tpus_and_skips_cpu_free_and_removed_rows() -> None:
 
 
 def test_docs_older_layout_with_memory_first_and_bare_dollars() -> None:
-    page = """| **Hardware** | **GPU Memory** | **CPU** | **Memory** | **Disk** | **Hourly Price** |
+    page = """# Using GPU Spaces
+
+| **Hardware** | **GPU Memory** | **CPU** | **Memory** | **Disk** | **Hourly Price** |
 |---|---|---|---|---|---|
 | CPU XL | - | 16 vCPU | 124 GB | | coming soon |
 | Nvidia A10G - small | 24GB | 4 vCPU | 15 GB | 110 GB | $1 |
@@ -145,7 +147,15 @@ def test_docs_older_layout_with_memory_first_and_bare_dollars() -> None:
 
 def test_docs_without_price_table_is_a_parse_error() -> None:
     with pytest.raises(ParseError, match="Hourly Price"):
-        DOCS.parse(_raw("# Pricing\n\nNo tables any more.", "huggingface-docs"))
+        DOCS.parse(_raw("# Jobs pricing\n\nNo tables any more.", "huggingface-docs"))
+
+
+def test_each_docs_source_refuses_the_other_products_page() -> None:
+    """One source of a provider reads a capture: Jobs refuses the Spaces page and back."""
+    with pytest.raises(ParseError, match="never names jobs"):
+        DOCS.parse(SPACES.example_capture())
+    with pytest.raises(ParseError, match="never names spaces"):
+        SPACES.parse(DOCS.example_capture())
 
 
 def test_api_and_docs_agree_on_shared_flavors() -> None:

@@ -50,9 +50,10 @@ def test_node_commitments_are_reserved_with_the_term_and_the_shape_gpus() -> Non
     name = "Oracle Cloud VMware Solution - BM.GPU.A10.64 - {} Commit"
     parsed = oci.parse(raw(item(name.format("Monthly"), 16, "Node Per Hour"),
                            item(name.format("3 Year"), 11, "Node Per Hour")))
-    assert [(r["offering"], r["gpu_count"], r["pricing"]) for r in parsed.frame.to_dicts()] == [
-        ("OCVS BM.GPU.A10.64 (1 Month commitment)", 4.0, "reserved"),
-        ("OCVS BM.GPU.A10.64 (3 Years commitment)", 4.0, "reserved")]
+    assert [(r["offering"], r["gpu_count"], r["pricing"], r["term_months"])
+            for r in parsed.frame.to_dicts()] == [
+        ("OCVS BM.GPU.A10.64 (1 Month commitment)", 4.0, "reserved", 1.0),
+        ("OCVS BM.GPU.A10.64 (3 Years commitment)", 4.0, "reserved", 36.0)]
 
 
 def test_skips_are_counted_by_reason() -> None:
