@@ -19,8 +19,9 @@ MIN_SECRET_CHARS = 8
 
 
 def _forms(value: str) -> set[str]:
-    """The value as sent and as it reads percent-encoded (an echoed query string)."""
-    return {value, quote(value, safe="")}
+    """The value as sent, percent-encoded (an echoed query string) and with JSON's escaped
+    slash (`\\/`, as some servers write it)."""
+    return {value, quote(value, safe=""), value.replace("/", "\\/")}
 
 
 def _pairs(secrets: Mapping[str, str]) -> list[tuple[str, str]]:

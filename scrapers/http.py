@@ -7,6 +7,7 @@ task, or `with_retries` below for plain scripts and tests), so that one policy g
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,10 @@ import httpx
 
 from contract.redact import contains_secret, redact, redact_bytes
 from scrapers.base import FetchError, HttpSettings, RawCapture, now_utc
+
+# httpcore's DEBUG trace prints every response's headers: a key a server echoes in a header
+# (a Location carrying it) would be logged before we could redact it. Its INFO and up stay.
+logging.getLogger("httpcore").setLevel(logging.INFO)
 
 T = TypeVar("T")
 TRANSIENT_STATUS = {408, 425, 429, 500, 502, 503, 504}
