@@ -1,6 +1,7 @@
-"""The one place sources do HTTP: size cap, clear errors, retries that respect Retry-After.
+"""The one place sources do HTTP: size cap, redirects that keep keys at their origin, no
+secret in a payload or an error, clear errors, retries that respect Retry-After.
 
-Sources call `get`/`post`; these raise FetchError with a reason a person understands and
+Sources call `request`; it raises FetchError with a reason a person understands and
 `transient=True` for what is worth retrying. Retrying is the caller's business (the Prefect
 task, or `with_retries` below for plain scripts and tests), so that one policy governs a run.
 """
