@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -193,6 +193,9 @@ class HttpSettings:
 
     timeout_s: float = 30.0
     max_bytes: int = 256 * 1024 * 1024  # a response larger than this is refused, not buffered
+    # HTML pages are far smaller (well under 5 MB) and cost the parser ~30x their size in
+    # memory: page sources read at most this much (SourceDef.fetch applies it).
+    max_page_bytes: int = 8 * 1024 * 1024
     # Wall-clock limit for one response: the read timeout alone lets a server that drips a
     # byte a second hold a source forever. With retries, a source is bounded by
     # attempts x request_budget_s + backoff.
@@ -209,6 +212,13 @@ class HttpSettings:
     def secret(self, name: str) -> str | None:
         value = self.secrets.get(name)
         return value or None
+
+    def for_kind(self, kind: str) -> HttpSettings:
+        """These settings as a source of `kind` uses them: a page reads at most
+        `max_page_bytes` (and never more than `max_bytes`)."""
+        if kind != "page" or self.max_bytes <= self.max_page_bytes:
+            return self
+        return replace(self, max_bytes=self.max_page_bytes)
 
 
 def rows_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["FileWriteError", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["FileWriteError", "ensure_folder", "write_bytes_atomic", "write_text_atomic"]
 
 
 class FileWriteError(OSError):
@@ -26,13 +26,25 @@ def _check_target(path: Path) -> None:
         raise FileWriteError(f"cannot write {path}: it exists and is not a regular file")
 
 
+def ensure_folder(path: str | Path) -> Path:
+    """`path` as a folder (created with its parents); one line when it cannot be one (it is
+    a file or a device such as /dev/full, or the file system refuses)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise FileWriteError(f"cannot write into {folder}: it exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileWriteError(f"cannot create folder {folder}: {exc.strerror or exc}") from None
+    return folder
+
+
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     """Write `data` to `path` through a temporary file and a rename; returns the path."""
     target = Path(path)
     _check_target(target)
-    folder = target.parent
+    folder = ensure_folder(target.parent)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                              dir=folder)
     except OSError as exc:

@@ -40,8 +40,19 @@ def parse(
         src = get_source(source)
     except KeyError as exc:
         raise fail(str(exc.args[0]), 2) from None
+    if not file.is_file():
+        raise fail(f"{file} is not a regular file", 2)
+    # The cap a fetch of this source has (a page: GPUPRICES_MAX_PAGE_BYTES): the parser
+    # never sees more than it would from the network.
+    cap = load_settings().http.for_kind(src.kind).max_bytes
+    with file.open("rb") as handle:
+        body = handle.read(cap + 1)
+    if len(body) > cap:
+        setting = "GPUPRICES_MAX_PAGE_BYTES" if src.kind == "page" else "GPUPRICES_MAX_BYTES"
+        raise fail(f"{file} is larger than the {cap:,}-byte cap for {src.kind} sources "
+                   f"({setting}); not parsed")
     fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
-    raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=file.read_bytes())
+    raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=body)
     try:
         report = src.parse_report(raw)
         observations = to_observations(report.frame, raw, run_id="parse")

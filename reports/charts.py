@@ -6,11 +6,13 @@ H100"); the other series are single catalog models.
 
 from __future__ import annotations
 
+import io
 from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
 
+from contract.files import write_bytes_atomic
 from reports.names import resolve_gpu
 
 # label -> GPU names (models or families) whose cheapest price that day is the series' point
@@ -71,8 +73,9 @@ def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, format="png", metadata={"Software": None})
+        png = io.BytesIO()
+        fig.savefig(png, format="png", metadata={"Software": None})
+        write_bytes_atomic(path, png.getvalue())  # a full disk leaves the previous chart whole
     finally:
         plt.close(fig)
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -34,18 +35,37 @@ def number(value: float | None, places: int = 1) -> str:
     return f"{value:,.{places}f}"
 
 
-def _escape(cell: object) -> str:
-    text = "" if cell is None else str(cell)
-    return text.replace("|", "\\|").replace("\n", " ")
+# What a name from a provider page must not do in the report: open raw HTML (<script>, an
+# <img onerror>), an entity, a code span, a link, or end a table cell or row. Backslash first,
+# so an escape already in the text cannot undo ours ("\\|" would end a cell).
+_MARKDOWN_ESCAPES = str.maketrans({
+    "\\": "\\\\", "|": "\\|", "`": "\\`", "[": "\\[", "]": "\\]",
+    "&": "&amp;", "<": "&lt;", ">": "&gt;",
+})
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")  # newlines and other controls
+
+
+def md_text(value: object) -> str:
+    """`value` as literal text in markdown (a table cell or a sentence): shown, never read as
+    markup; one line. Every piece of data the report prints goes through here."""
+    text = "" if value is None else str(value)
+    return _BREAKS.sub(" ", text).translate(_MARKDOWN_ESCAPES)
+
+
+def md_code(value: object) -> str:
+    """`value` as an inline code span (shown literally; no backtick can end it early)."""
+    text = _BREAKS.sub(" ", "" if value is None else str(value)).replace("`", "'")
+    return f"`{text}`"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]],
           align_right: Sequence[bool] | None = None) -> str:
-    """A GitHub markdown table; `align_right` per column (numbers read best right-aligned)."""
+    """A GitHub markdown table; `align_right` per column (numbers read best right-aligned).
+    Every cell goes through md_text (emphasis such as `**H100**` still reads as bold)."""
     align = align_right or [False] * len(headers)
-    lines = ["| " + " | ".join(_escape(h) for h in headers) + " |",
+    lines = ["| " + " | ".join(md_text(h) for h in headers) + " |",
              "|" + "|".join("---:" if right else "---" for right in align) + "|"]
-    lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 

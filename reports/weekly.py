@@ -14,11 +14,12 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from contract.files import ensure_folder, write_text_atomic
 from reports.changes import changes_section
 from reports.charts import chart_series, plot_daily, series_models
 from reports.comparison import comparison_section
 from reports.fit import fit_section
-from reports.markdown import STALE_MARK, STALE_NOTE, table
+from reports.markdown import STALE_MARK, STALE_NOTE, md_code, md_text, table
 from reports.market import market_at, market_offers, market_values
 from reports.market_changes import market_section
 from reports.plans import plans_section
@@ -90,7 +91,7 @@ def freshness_section(freshness: pl.DataFrame, prices: pl.DataFrame) -> str:
         parts += ["**Missing:** the warehouse holds no prices at this time, so the sections "
                   "below are empty. Run `gpuprices refresh` (or `make demo`).", ""]
     elif len(providers) == 1:
-        parts += [f"**Limited:** only one provider has prices ({providers[0]}), so the "
+        parts += [f"**Limited:** only one provider has prices ({md_text(providers[0])}), so the "
                   "comparisons below cannot compare providers.", ""]
     return "\n".join(parts)
 
@@ -118,10 +119,10 @@ def footer(con: duckdb.DuckDBPyConnection, prices: pl.DataFrame, as_of: datetime
              "Every figure above is computed from the warehouse at that time."]
     if run_ids:
         runs = refresh_runs(con, run_ids)
-        described = [f"`{r['run_id']}` ({r['flow']}, {_when(r['finished_at'])}"
+        described = [f"{md_code(r['run_id'])} ({r['flow']}, {_when(r['finished_at'])}"
                      f"{', offline' if r['offline'] else ''})" for r in runs.to_dicts()]
         known = set(runs["run_id"].to_list())
-        described += [f"`{run_id}`" for run_id in run_ids if run_id not in known]
+        described += [md_code(run_id) for run_id in run_ids if run_id not in known]
         lines.append(f"Runs that stored these prices: {', '.join(described)}.")
     else:
         lines.append("No run has stored prices yet.")
@@ -184,10 +185,8 @@ def build_report(
 
 def write_report(report: WeeklyReport, out_dir: Path) -> Path:
     """Write `<week>.md` into out_dir (charts were written there by build_report)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{report.week}.md"
-    path.write_text(report.markdown, encoding="utf-8")
-    return path
+    ensure_folder(out_dir)
+    return write_text_atomic(out_dir / f"{report.week}.md", report.markdown)
 
 
 def artifact_key(week: str) -> str:

@@ -12,6 +12,7 @@ it); they are re-exported here so `from scrapers.base import RawCapture` keeps w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ from contract import (
     now_utc,
     rows_frame,
 )
+from contract.redact import contains_secret, redact, redact_bytes
 
 if TYPE_CHECKING:  # only an annotation here: `gpuprices query` should not pay for importing it
     import httpx
@@ -86,8 +88,14 @@ class SourceDef:
         return self.history_urls or (self.url,)
 
     def fetch(self, client: httpx.Client, settings: HttpSettings) -> RawCapture:
-        raw: RawCapture = self.fetch_fn(client, settings)
-        return raw
+        """Fetch with this kind's size cap (a page reads at most `max_page_bytes`); no
+        secret's value leaves in the capture or in an error (contract.redact)."""
+        settings = settings.for_kind(self.kind)
+        try:
+            raw: RawCapture = self.fetch_fn(client, settings)
+        except Exception as exc:
+            raise redacted_error(exc, settings.secrets, self.name, self.url) from None
+        return redacted_capture(raw, settings.secrets)
 
     def parse(self, raw: RawCapture) -> pl.DataFrame:
         """Parse a payload; any failure is a ParseError naming the source (never a bare crash)."""
@@ -120,6 +128,30 @@ class SourceDef:
                           fetched_at=fetched_at or now_utc(),
                           body=self.example.read_bytes(),
                           content_type=_content_type(self.example))
+
+
+def redacted_capture(raw: RawCapture, secrets: Mapping[str, str]) -> RawCapture:
+    """The capture with every secret's value replaced (body and address); itself when clean."""
+    body, url = redact_bytes(raw.body, secrets), redact(raw.url, secrets)
+    if body is raw.body and url == raw.url:
+        return raw
+    return RawCapture(source=raw.source, url=url, fetched_at=raw.fetched_at, body=body,
+                      content_type=raw.content_type)
+
+
+def redacted_error(exc: Exception, secrets: Mapping[str, str], source: str = "?",
+                   url: str = "?") -> Exception:
+    """`exc`, or the same kind of error without any secret's value in its message."""
+    if not contains_secret(str(exc), secrets):
+        return exc
+    if isinstance(exc, FetchError):
+        clean = FetchError(exc.source, redact(exc.url, secrets), redact(exc.reason, secrets),
+                           transient=exc.transient, retry_after_s=exc.retry_after_s)
+        clean.__dict__.update({k: v for k, v in vars(exc).items() if k not in vars(clean)})
+        return clean
+    if isinstance(exc, ParseError | SourceSkipped):
+        return type(exc)(redact(str(exc), secrets))
+    return FetchError(source, url, f"{type(exc).__name__}: {redact(str(exc), secrets)}")
 
 
 def _content_type(path: Path) -> str:

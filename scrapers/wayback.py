@@ -101,11 +101,11 @@ class ArchiveClient:
         return self.http.base_url(NAME, DEFAULT_BASE)
 
     def get(self, source: str, url: str, params: dict[str, str] | None = None,
-            shown: str | None = None) -> RawCapture:
+            shown: str | None = None, http: HttpSettings | None = None) -> RawCapture:
         def once() -> RawCapture:
             self.pacer.wait()
             self.requests += 1
-            return request(self.client, self.http, source, "GET", url, params=params,
+            return request(self.client, http or self.http, source, "GET", url, params=params,
                            display_url=shown)
 
         return with_retries(once, attempts=self.retries, base_s=self.backoff_base_s,
@@ -188,6 +188,8 @@ def pick_every(captures: list[ArchivedCapture], every: Every) -> list[ArchivedCa
 def fetch_capture(archive: ArchiveClient, source: str, capture: ArchivedCapture) -> RawCapture:
     """The capture's raw body as a RawCapture of `source`, observed at the capture's time."""
     url = archive.base + capture.raw_path
-    raw = archive.get(source, url)
+    # An archived HTML page gets the page cap, as the live page does (HttpSettings.for_kind).
+    http = archive.http.for_kind("page") if "html" in capture.mimetype.lower() else None
+    raw = archive.get(source, url, http=http)
     return RawCapture(source=source, url=url, fetched_at=capture.observed_at, body=raw.body,
                       content_type=capture.mimetype or raw.content_type)

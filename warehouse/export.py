@@ -9,15 +9,25 @@ DuckDB, polars, pandas/pyarrow and Spark read the partitioned folder with hive p
 (the `provider` and `month` columns come back from the folder names). Runs from a read-only
 connection: COPY writes files, not the database, so exporting never blocks on a refresh's lock
 other than DuckDB's own (see connection.WarehouseBusy).
+
+Every file is written beside its target under a temporary name and renamed into place once
+whole, the observations folder likewise (the old folder is swapped out, then removed): a full
+disk or a kill leaves the previous export readable, and the error is one line
+(contract.files.FileWriteError).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import duckdb
+
+from contract.files import FileWriteError, ensure_folder
 
 ExportFormat = Literal["parquet", "csv"]
 TABLES = ("latest_price", "daily_cheapest")
@@ -39,19 +49,49 @@ def _quote(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+def _copy(con: duckdb.DuckDBPyConnection, sql: str, temporary: Path, target: Path) -> None:
+    """COPY into `temporary`, then rename it over `target`; nothing half-written stays."""
+    try:
+        con.execute(sql.format(to=_quote(temporary)))
+        if "PARTITION_BY" in sql and not temporary.exists():
+            temporary.mkdir()  # no rows: an empty folder, as the readers expect
+        if target.is_dir() and temporary.is_dir():  # swap folders: old out, new in, old gone
+            retired = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+            os.replace(target, retired)
+            os.replace(temporary, target)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.replace(temporary, target)
+    except (duckdb.Error, OSError) as exc:
+        _remove(temporary)
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else \
+            str(exc).splitlines()[0]
+        raise FileWriteError(f"cannot export {target}: {detail}") from None
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def export(con: duckdb.DuckDBPyConnection, directory: Path,
            fmt: ExportFormat = "parquet") -> ExportResult:
     """Write observations (partitioned by provider and month) and the current-price tables."""
     if fmt not in ("parquet", "csv"):
         raise ValueError(f"unknown export format {fmt!r}: parquet or csv")
-    directory.mkdir(parents=True, exist_ok=True)
+    ensure_folder(directory)
+    token = uuid.uuid4().hex[:8]
     observations_dir = directory / "observations"
+    if observations_dir.exists() and not observations_dir.is_dir():
+        raise FileWriteError(f"cannot export {observations_dir}: it exists and is not a folder")
     # month as 'YYYY-MM' (UTC), a plain string: the same partition names in every reader.
-    con.execute(
-        "COPY (SELECT *, strftime(timezone('UTC', observed_at), '%Y-%m') AS month "
-        f"FROM observation ORDER BY observed_at) TO {_quote(observations_dir)} "
-        f"({_options(fmt)}, PARTITION_BY (provider, month), OVERWRITE true)"
-    )
+    _copy(con,
+          "COPY (SELECT *, strftime(timezone('UTC', observed_at), '%Y-%m') AS month "
+          "FROM observation ORDER BY observed_at) TO {to} "
+          f"({_options(fmt)}, PARTITION_BY (provider, month))",
+          directory / f".observations.tmp-{token}", observations_dir)
     files: dict[str, int] = {}
     row = con.execute("SELECT count(*), count(DISTINCT (provider, "
                       "strftime(timezone('UTC', observed_at), '%Y-%m'))) FROM observation"
@@ -60,7 +100,10 @@ def export(con: duckdb.DuckDBPyConnection, directory: Path,
     files["observations/"] = observations
     for table in TABLES:
         target = directory / f"{table}.{fmt}"
-        con.execute(f"COPY (SELECT * FROM {table}) TO {_quote(target)} ({_options(fmt)})")
+        if target.exists() and not target.is_file():
+            raise FileWriteError(f"cannot export {target}: it exists and is not a file")
+        _copy(con, f"COPY (SELECT * FROM {table}) TO {{to}} ({_options(fmt)})",
+              directory / f".{table}.tmp-{token}.{fmt}", target)
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()
         files[target.name] = int(count[0]) if count else 0
     return ExportResult(directory, observations, partitions, files)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from contract.files import ensure_folder, write_text_atomic
 from reports.board.data import WeekData, load_week
 from reports.board.html import page
 from reports.board.sections import (
@@ -77,15 +78,15 @@ def build_board(con: duckdb.DuckDBPyConnection, out_dir: Path, *, week: str, as_
     Pages of other weeks already in out_dir are kept (the archive grows week by week) and
     linked from this one.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ensure_folder(out_dir)
     existing = week_pages(out_dir)
     html = render_week(con, load_week(con, week=week, as_of=as_of), weeks=existing,
                        scenarios=scenarios)
     path = out_dir / f"{week}.html"
-    path.write_text(html, encoding="utf-8")
+    write_text_atomic(path, html)  # a full disk leaves the previous page whole
     index = None
     if not existing or week >= existing[-1]:
         index = out_dir / "index.html"
-        index.write_text(html, encoding="utf-8")
+        write_text_atomic(index, html)
     return BoardBuild(week=week, page=path, index=index,
                       bytes_written=len(html.encode()) * (2 if index else 1))
