@@ -25,7 +25,7 @@ from scrapers import ecb
 from scrapers.http import with_retries
 from warehouse.fx import RatesStored, store_rates
 
-__all__ = ["RatesResult", "held_for_rates", "land_rates", "refresh_rates"]
+__all__ = ["RatesResult", "backfill_rates", "held_for_rates", "land_rates", "refresh_rates"]
 
 log = logging.getLogger("gpuprices.fx")
 
@@ -86,3 +86,21 @@ def held_for_rates(con: duckdb.DuckDBPyConnection) -> int:
     row = con.execute("SELECT count(*) FROM quarantine "
                       "WHERE failed_check LIKE 'no % rate within % days of %'").fetchone()
     return int(row[0]) if row else 0
+
+
+def backfill_rates(con: duckdb.DuckDBPyConnection, client: httpx.Client, settings: Settings,
+                   source: str | None = None) -> RatesResult:
+    """Store a history of rates: a file (ZIP, CSV or XML), a URL, or by default the ECB's
+    eurofxref-hist.zip. Safe to run again (stored rates are kept, new days added)."""
+    if source is not None and not source.startswith(("http://", "https://")):
+        path = Path(source)
+        if not path.is_file():
+            return RatesResult(source, None, "no such file")
+        raw = ecb.capture_from_file(path)
+    else:
+        try:
+            raw = with_retries(lambda: ecb.fetch_history(client, settings.http, source),
+                               attempts=settings.retries, base_s=settings.backoff_base_s)
+        except FetchError as exc:
+            return RatesResult(source or ecb.HISTORY_URL, None, str(exc))
+    return land_rates(con, raw, archive_root=settings.archive_root)

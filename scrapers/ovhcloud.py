@@ -57,7 +57,7 @@ BASE = "https://eu.api.ovh.com"
 PATH = "/v1/order/catalog/public/cloud"
 SUBSIDIARY = "FR"
 URL = f"{BASE}{PATH}?ovhSubsidiary={SUBSIDIARY}"
-PRICE_UNIT = 1e-8  # catalog prices are integers in 10^-8 of the currency
+PRICE_UNITS = 100_000_000  # catalog prices are integers in 10^-8 of the currency
 HOURS_PER_MONTH = 730
 _PLAN = re.compile(r"^(?P<flavor>[a-z0-9][a-z0-9-]*)\."
                    r"(?P<mode>consumption|monthly\.postpaid)(?:\.(?P<variant>.+))?$")
@@ -103,7 +103,7 @@ def _price(addon: dict[str, Any]) -> float | None:
     (value,) = prices
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ParseError(f"{NAME}: {addon.get('planCode')}: price {value!r} is not a number")
-    return value * PRICE_UNIT if value > 0 else None
+    return value / PRICE_UNITS if value > 0 else None
 
 
 def _candidates(addons: list[Any], skips: Skips) -> list[tuple[dict[str, Any], Any]]:
