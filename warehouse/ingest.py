@@ -4,11 +4,11 @@ This is the whole per-source pipeline after the network. The refresh flow, the b
 `reparse` and the tests all call it, so a capture lands the same way whichever path brought it.
 A failure at any step is recorded (scrape_run) with a reason, never raised past the caller.
 
-`ingest` = `prepare` (parse + validate: pure CPU, no warehouse) then `land` (archive, guards,
-append). The refresh flow runs `prepare` outside the warehouse's write lock, so one source's
-parsing overlaps another's append. Rows the parser skipped (`Skips`: "12 contact sales,
-3 hidden row") are written into the run's note, so `gpuprices sources` and the refresh summary
-show them.
+`ingest` = `prepare` (parse + convert + validate: CPU, the warehouse only read for exchange
+rates) then `land` (archive, guards, append). The refresh flow runs `prepare` outside the
+warehouse's write lock, so one source's parsing overlaps another's append. Rows the parser
+skipped (`Skips`: "12 contact sales, 3 hidden row") are written into the run's note, so
+`gpuprices sources` and the refresh summary show them.
 """
 
 from __future__ import annotations
