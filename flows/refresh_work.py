@@ -23,6 +23,7 @@ import httpx
 from contract import FetchError, ParseError, SourceSkipped
 from contract.settings import Settings, load_settings
 from flows.alerts import alerts_after_refresh
+from flows.fx_rates import refresh_rates
 from reports.market_store import update_market_after_refresh
 from scrapers.base import Source
 from scrapers.http import with_retries
@@ -102,7 +103,7 @@ def scrape_source(
     # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
     # a payload already stored is not parsed at all (`land` checks again under the lock).
     prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
-        else prepare(source, raw, run_id)
+        else prepare(source, raw, run_id, con.cursor())
     with write_lock:
         return land(con.cursor(), source, raw, prepared, run_id=run_id,
                     archive_root=settings.archive_root, started_at=started,
@@ -160,6 +161,7 @@ def run_refresh(
     ):
         register_sources(con, source_infos(sources))
         start_run(con, run_id, "refresh", offline=offline)
+        refresh_rates(con, client, settings, offline=offline)  # ECB rates before any price
         kwargs = {"settings": settings, "con": con, "client": client,
                   "write_lock": write_lock, "run_id": run_id, "offline": offline}
         for name, (outcome, reason) in (runner or run_in_threads)(chosen, kwargs):

@@ -1,4 +1,4 @@
-"""History commands: `backfill` (wayback, skypilot, opencomputeprices, examples), `history`,
+"""History commands: `backfill` (wayback, skypilot, opencomputeprices, ecb, examples), `history`,
 `changes`.
 
 Registered on the main app by gpuprices.cli; this module's `backfill` group and `history`
@@ -229,6 +229,38 @@ def opencomputeprices(
         except (FetchError, ParseError, OSError) as exc:
             raise fail(str(exc)) from None
     _show(results, fmt, "opencomputeprices archives")
+
+
+@backfill_app.command("ecb")
+def ecb_rates(
+    source: Annotated[str | None, typer.Argument(
+        help="a rates file (.zip, .csv or .xml in the ECB's formats) or URL; default: the "
+        "ECB's eurofxref-hist.zip", show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """ECB euro reference rates since 1999, to convert prices quoted in other currencies."""
+    import httpx
+    import polars as pl
+
+    from flows.fx_rates import backfill_rates, held_for_rates
+
+    settings = load_settings(warehouse=warehouse)
+    with (_writable(warehouse) as (con, _),
+          httpx.Client(follow_redirects=True, timeout=settings.http.timeout_s) as client):
+        result = backfill_rates(con, client, settings, source)
+        held = held_for_rates(con)
+    if result.stored is None:
+        raise fail(result.message)
+    stored = result.stored
+    print_frame(pl.DataFrame([{
+        "file": result.url, "rates_in_file": stored.rates_in_file,
+        "rates_added": stored.rates_added, "first_day": stored.first_day,
+        "last_day": stored.last_day, "capture": stored.capture_id[:12]}]),
+        fmt, title="backfill ecb: euro reference rates")
+    if held:
+        typer.echo(f"{held} price rows wait in quarantine for a rate: `gpuprices reparse` "
+                   "lands those the new rates cover", err=True)
 
 
 @backfill_app.command("examples")

@@ -15,6 +15,7 @@ import polars as pl
 from pandera.engines.polars_engine import Date, DateTime
 
 from contract import PARSED_SCHEMA, PRICING, RawCapture, conform
+from schemas.fx import FX_COLUMNS
 from schemas.gpus import UNKNOWN_GPU, catalog_frame, normalise_gpu_name
 from schemas.invariants import suspect_layout
 
@@ -33,6 +34,7 @@ OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     "gpu_model": pl.String(),
     "price_usd_per_gpu_hour": pl.Float64(),
     **{c: t for c, t in PARSED_SCHEMA.items() if c in _ADDED_IN_V6},
+    **FX_COLUMNS,  # migration 009: the rate a non-USD price was converted at, and its day
 }
 
 # Plausible $/GPU-hour band: proportional to the card's dense BF16 throughput, with absolute
@@ -85,6 +87,8 @@ class Observation(pa.DataFrameModel):
     currency: str = pa.Field(nullable=True, str_matches=r"^[A-Z]{3}$")
     price_native_per_hour: float = pa.Field(nullable=True, gt=0)
     gpus_available: float = pa.Field(nullable=True, ge=0)
+    fx_rate: float = pa.Field(nullable=True, gt=0)
+    fx_date: Date = pa.Field(nullable=True)
     gpu_model: str = pa.Field(nullable=False)
     price_usd_per_gpu_hour: float = pa.Field(nullable=False, gt=0)
 
@@ -154,6 +158,7 @@ def to_observations(
         pl.col("gpu_model").fill_null(UNKNOWN_GPU),
         pl.col("gpu_only").fill_null(False),
         (pl.col("price_usd_per_hour") / pl.col("gpu_count")).alias("price_usd_per_gpu_hour"),
+        *(pl.lit(None, kind).alias(column) for column, kind in FX_COLUMNS.items()),
     ).select(list(OBSERVATION_SCHEMA))
 
 

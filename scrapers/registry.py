@@ -37,6 +37,8 @@ _MODULES: tuple[str, ...] = (
     "scrapers.hyperstack",
     "scrapers.fluidstack",
     "scrapers.datacrunch",
+    "scrapers.scaleway",
+    "scrapers.ovhcloud",
 )
 
 

@@ -4,11 +4,11 @@ This is the whole per-source pipeline after the network. The refresh flow, the b
 `reparse` and the tests all call it, so a capture lands the same way whichever path brought it.
 A failure at any step is recorded (scrape_run) with a reason, never raised past the caller.
 
-`ingest` = `prepare` (parse + validate: pure CPU, no warehouse) then `land` (archive, guards,
-append). The refresh flow runs `prepare` outside the warehouse's write lock, so one source's
-parsing overlaps another's append. Rows the parser skipped (`Skips`: "12 contact sales,
-3 hidden row") are written into the run's note, so `gpuprices sources` and the refresh summary
-show them.
+`ingest` = `prepare` (parse + convert + validate: CPU, the warehouse only read for exchange
+rates) then `land` (archive, guards, append). The refresh flow runs `prepare` outside the
+warehouse's write lock, so one source's parsing overlaps another's append. Rows the parser
+skipped (`Skips`: "12 contact sales, 3 hidden row") are written into the run's note, so
+`gpuprices sources` and the refresh summary show them.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from warehouse.append import (
     previous_good_rows,
 )
 from warehouse.archive import archive
+from warehouse.fx import convert_batch, hold_out
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +105,20 @@ class Prepared:
     skips: Skips = field(default_factory=Skips)
 
 
-def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
-    """Parse and validate `raw` (pure: no warehouse, no clock). Never raises for bad input."""
+def prepare(source: Source, raw: RawCapture, run_id: str,
+            con: duckdb.DuckDBPyConnection | None = None) -> Prepared:
+    """Parse and validate `raw` (no clock; the warehouse `con` is only read, for exchange
+    rates: without it a non-USD price is held out). Never raises for bad input."""
     capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
     try:
         report = source.parse_report(raw)
         observations = to_observations(report.frame, raw, run_id)
     except ParseError as exc:
         return Prepared(capture_id, run_id, error=f"parse error: {exc}")
-    batch = validate_guarded(observations, aggregator=source.aggregator)
+    # Non-USD prices -> USD at the ECB rate of the capture's day (warehouse.fx); a row with no
+    # rate is held out into quarantine with the reason, for `reparse` once rates arrive.
+    converted = convert_batch(con, observations, raw.fetched_at)
+    batch = hold_out(validate_guarded(converted.rows, aggregator=source.aggregator), converted)
     return Prepared(capture_id, run_id, observations.height, batch,
                     tuple(unknown_names(batch.good)), skips=report.skips)
 
@@ -172,7 +178,7 @@ def land(
         append_batch(con, record, capture=capture)
         return ScrapeOutcome.of(record, raw.url)
     if prepared is None:
-        prepared = prepare(source, raw, run_id)
+        prepared = prepare(source, raw, run_id, con)
     if prepared.batch is None:
         record.error = prepared.error
         append_batch(con, record, capture=capture)

@@ -47,6 +47,7 @@ from warehouse.append import (
     start_run,
 )
 from warehouse.archive import read_archived
+from warehouse.fx import convert_batch, hold_out
 from warehouse.ingest import land, parse_observations, prepare, unknown_names
 
 __all__ = ["FailedCapture", "ReparseResult", "failed_captures", "reparse_captures",
@@ -220,7 +221,7 @@ def _reparse_failed(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source
                      fetched_at=observed_at.astimezone(UTC), body=body,
                      content_type=capture.content_type or "application/octet-stream")
     capture_run = f"{run_id}:{capture.capture_id[:12]}"
-    prepared = prepare(src, raw, capture_run)
+    prepared = prepare(src, raw, capture_run, con)
     if prepared.batch is None:
         return result("still_failed", 0, 0, str(prepared.error))
     batch = prepared.batch
@@ -276,7 +277,8 @@ def _reparse_one(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], 
         record.note = f"reparse of {capture_id} failed; old rows kept"
         append_batch(con, record)
         return result("reparse_failed", before, 0, record.error)
-    batch = validate_guarded(observations, aggregator=src.aggregator)
+    converted = convert_batch(con, observations, raw.fetched_at)  # rates may have arrived
+    batch = hold_out(validate_guarded(converted.rows, aggregator=src.aggregator), converted)
     record.rows_parsed = observations.height
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = unknown_names(batch.good)

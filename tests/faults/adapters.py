@@ -123,10 +123,42 @@ def _query_key(name: str) -> Callable[[Request], str | None]:
     return lambda request: request.query.get(name, [""])[0]
 
 
+# --- Scaleway: per zone, the products and availability lists, each paged ---------------------
+# The example bundles {"zones": {zone: {"products": [page ...], "availability": [page ...]}}};
+# a zone the example lacks answers an empty page.
+
+_SCALEWAY = re.compile(r"/zones/([a-z0-9-]+)/products/servers(/availability)?$")
+
+
+def _scaleway_split(body: bytes) -> dict[str, bytes]:
+    try:
+        container = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _whole(body)
+    zones = container.get("zones") if isinstance(container, dict) else None
+    if not isinstance(zones, dict):
+        return _whole(body)
+    parts = {"*": b'{"servers": {}}'}
+    for zone, lists in zones.items():
+        for kind in ("products", "availability"):
+            for number, page in enumerate(lists.get(kind) or [], start=1):
+                parts[f"{zone}/{kind}/{number}"] = orjson.dumps(page, option=orjson.OPT_INDENT_2)
+    return parts
+
+
+def _scaleway_route(request: Request) -> str | None:
+    match = _SCALEWAY.search(request.path)
+    if match is None:
+        return None
+    kind = "availability" if match.group(2) else "products"
+    return f"{match.group(1)}/{kind}/{request.query.get('page', ['1'])[0]}"
+
+
 ADAPTERS: dict[str, Serve] = {
     "azure": Serve(split=lambda b: _pages(b, _azure_next), route=_query_key("$skip")),
     "gcp": Serve(split=lambda b: _pages(b, _gcp_next), route=_query_key("pageToken")),
     "aws": Serve(split=_aws_split, route=_aws_route),
     "skypilot-catalog": Serve(split=_skypilot_split, route=_skypilot_route),
+    "scaleway": Serve(split=_scaleway_split, route=_scaleway_route),
 }
 DEFAULT = Serve()

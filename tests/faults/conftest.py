@@ -3,15 +3,16 @@ pointed at the server, and the sources x faults matrix printed at the end of the
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from contract.settings import Settings
-from scrapers.base import HttpSettings
+from scrapers.base import HttpSettings, SourceDef
 from scrapers.registry import all_sources, secret_names
 from tests.faults.server import FAULTS, FaultServer, running
 
@@ -30,11 +31,25 @@ def fault_settings(server: FaultServer, warehouse: Path, *, secrets: dict[str, s
     """Settings that send every source to the fault server, with small timeouts and backoff."""
     http = HttpSettings(
         timeout_s=CLIENT_TIMEOUT_S, max_bytes=MAX_BYTES,
-        base_urls={name: server.url(name) for name in all_sources()},
+        # the ECB rates too ("ecb"): the refresh fetches them first, never from the internet
+        base_urls={name: server.url(name) for name in [*all_sources(), "ecb"]},
         secrets=secrets if secrets is not None else dummy_secrets(),
     )
     return Settings(warehouse=warehouse, archive_dir=warehouse.parent / "raw", retries=retries,
                     backoff_base_s=0.01, http=http)
+
+
+def ecb_rates_today(directory: Path) -> SourceDef:
+    """The ECB daily file dated today, for the server to serve as "ecb": prices in euros need a
+    rate published within 7 days of the day they are seen."""
+    from scrapers import ecb
+
+    today = datetime.now(UTC).date().isoformat()
+    path = directory / "eurofxref-daily.xml"
+    path.write_bytes(re.sub(rb"time='[0-9-]+'", f"time='{today}'".encode(),
+                            ecb.EXAMPLE.read_bytes()))
+    return SourceDef(name=ecb.NAME, provider=ecb.NAME, kind="api", url=ecb.DAILY_URL,
+                     example=path, example_as_of=today, fetch_fn=None, parse_fn=None)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import pytest
 
 from flows.refresh import run_refresh
 from scrapers.registry import all_sources
-from tests.faults.conftest import dummy_secrets, fault_settings
+from tests.faults.conftest import dummy_secrets, ecb_rates_today, fault_settings
 from tests.faults.server import FaultServer
 
 KEYED = {name: s.secret_names for name, s in all_sources().items() if s.secret_names}
@@ -76,6 +76,7 @@ def test_keys_are_sent_in_headers_and_stored_nowhere(
         server.reset()
         for source in sources.values():
             server.plan(source, fault)
+        server.plan(ecb_rates_today(tmp_path), "healthy")  # euro prices need today's rate
         settings = fault_settings(server, warehouse, secrets=secrets, retries=1)
         outcomes = run_refresh(settings)
         errors += [f"{o.error} {o.url}" for o in outcomes]
@@ -109,7 +110,8 @@ def test_prefect_flow_wiring_artifacts_and_no_keys(
     failing = "vastai"
     for source in sources.values():
         server.plan(source, "http503" if source.name == failing else "healthy")
-    for name in sources:
+    server.plan(ecb_rates_today(tmp_path), "healthy")  # euro prices need today's rate
+    for name in [*sources, "ecb"]:
         monkeypatch.setenv(f"GPUPRICES_BASE_URL_{name.upper()}", server.url(name))
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)

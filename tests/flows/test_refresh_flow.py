@@ -46,7 +46,7 @@ def test_offline_refresh_lands_every_spine_source_idempotently(
                          "paperspace"}
     assert query(isolated, "SELECT count(*) FROM quarantine") == [(0,)]
     archived = list((isolated.parent / "raw").rglob("*.gz"))
-    assert len(archived) == 3
+    assert len(archived) == 3 + 1  # + the ECB daily rates file, replayed first
 
     again = refresh(sources=SPINE, offline=True, warehouse=str(isolated), return_state=True)
     assert again.is_completed(), again.message

@@ -1,0 +1,155 @@
+"""Exchange rates in the warehouse: the dated ECB rates, "the rate of a day", and conversion.
+
+`store_rates` keeps a parsed ECB file (scrapers.ecb) in `fx_rate` (migration 009), each rate
+with the raw capture it came from (archived like any payload). Rates are never revised: the
+first value stored for a (day, currency) stays, so a conversion made with it can always be
+found again.
+
+The rate of a day (`rates_for`): for a currency on day D, the latest rate the ECB published on
+or before D, at most MAX_RATE_AGE_DAYS (7) days old; none otherwise. The ECB quotes units per
+euro, so one unit of currency C is worth USD/C dollars, both taken from the same reference
+day (for EUR, the USD quotation itself). A weekend or holiday gets the last working day's rate.
+
+`convert_batch` applies it to a batch of observations before validation (warehouse.ingest):
+converted rows carry fx_rate and fx_date, rows with no rate are held out and quarantined with
+the reason ("no EUR rate within 7 days of 2026-11-20") until a reparse finds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from contract import RawCapture
+from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate
+from schemas.observation import ValidatedBatch
+from warehouse.archive import archive
+
+__all__ = [
+    "RatesStored",
+    "convert_batch",
+    "hold_out",
+    "latest_rate_date",
+    "rates_for",
+    "store_rates",
+]
+
+SOURCE = "ecb"  # fx_rate.source and raw_capture.source of the ECB files
+
+
+@dataclass(frozen=True, slots=True)
+class RatesStored:
+    """What one rates file added: new (day, currency) rates, over how many days."""
+
+    capture_id: str
+    rates_in_file: int
+    rates_added: int
+    first_day: date | None
+    last_day: date | None
+
+
+def store_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, rates: pl.DataFrame, *,
+                archive_root: Path, rate_date: date | None = None) -> RatesStored:
+    """Archive `raw` and keep its rates (scrapers.ecb.RATES_SCHEMA), in one transaction.
+
+    `rate_date`: store every rate under this day instead of the file's own (the offline replay
+    dates its bundled file as of the replay, as it does the bundled prices). A rate already
+    stored for a (day, currency) is kept as it is.
+    """
+    if rate_date is not None:
+        rates = rates.with_columns(pl.lit(rate_date).alias("rate_date")).unique(
+            ["rate_date", "currency"], keep="last")
+    archive_rel = archive(raw, archive_root)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            "INSERT INTO raw_capture VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (capture_id) DO NOTHING",
+            [raw.capture_id, SOURCE, raw.url, raw.fetched_at, raw.content_type, len(raw.body),
+             str(archive_rel)])
+        before = _count(con)
+        con.register("_fx_batch", rates.select("rate_date", "currency", "per_eur").to_arrow())
+        try:
+            con.execute("INSERT INTO fx_rate SELECT rate_date, currency, per_eur, ?, ? "
+                        "FROM _fx_batch ON CONFLICT (rate_date, currency) DO NOTHING",
+                        [SOURCE, raw.capture_id])
+        finally:
+            con.unregister("_fx_batch")
+        added = _count(con) - before
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    days = rates["rate_date"]
+    return RatesStored(raw.capture_id, rates.height, added,
+                       days.min() if rates.height else None,  # type: ignore[arg-type]
+                       days.max() if rates.height else None)  # type: ignore[arg-type]
+
+
+def _count(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM fx_rate").fetchone()
+    return int(row[0]) if row else 0
+
+
+def latest_rate_date(con: duckdb.DuckDBPyConnection) -> date | None:
+    row = con.execute("SELECT max(rate_date) FROM fx_rate").fetchone()
+    return row[0] if row else None
+
+
+# The rate of a day, for several currencies at once: per currency, the newest reference day
+# on or before $day (and at most $max_age days before it) that quotes both USD and it.
+_RATES_SQL = """
+WITH wanted AS (SELECT unnest($currencies::VARCHAR[]) AS currency),
+usd AS (
+    SELECT rate_date, per_eur FROM fx_rate
+    WHERE currency = 'USD' AND rate_date <= $day AND rate_date >= $day - $max_age::INTEGER
+),
+quoted AS (
+    SELECT w.currency, u.rate_date, u.per_eur / coalesce(f.per_eur, 1.0) AS usd_per_unit
+    FROM wanted w CROSS JOIN usd u
+    LEFT JOIN fx_rate f ON f.rate_date = u.rate_date AND f.currency = w.currency
+    WHERE w.currency = 'EUR' OR f.per_eur IS NOT NULL
+)
+SELECT currency, arg_max(usd_per_unit, rate_date), max(rate_date)
+FROM quoted GROUP BY currency
+"""
+
+
+def rates_for(con: duckdb.DuckDBPyConnection, currencies: Iterable[str], day: date,
+              max_age_days: int = MAX_RATE_AGE_DAYS) -> dict[str, Rate]:
+    """The rate of `day` for each currency that has one (see the module docstring)."""
+    wanted = sorted({c for c in currencies if c and c != "USD"})
+    if not wanted:
+        return {}
+    rows = con.execute(_RATES_SQL, {"currencies": wanted, "day": day,
+                                    "max_age": max_age_days}).fetchall()
+    return {str(code): Rate(float(value), when) for code, value, when in rows}
+
+
+def convert_batch(con: duckdb.DuckDBPyConnection | None, observations: pl.DataFrame,
+                  as_of: date | datetime) -> Converted:
+    """Convert the batch's non-USD prices at the rates of `as_of` (the capture's UTC day).
+
+    Without a warehouse (`con` None) no rate is known: non-USD rows are held out.
+    """
+    day = as_of.astimezone(UTC).date() if isinstance(as_of, datetime) else as_of
+    currencies: list[str] = []
+    if "currency" in observations.columns:
+        currencies = (observations.filter(needs_rate())["currency"].unique().to_list())
+    rates = rates_for(con, currencies, day) if con is not None and currencies else {}
+    return convert(observations, rates, day)
+
+
+def hold_out(batch: ValidatedBatch, converted: Converted) -> ValidatedBatch:
+    """`batch` (the validated converted rows) with the held-out rows added to its quarantine."""
+    held = converted.held
+    if held.height == 0:
+        return batch
+    quarantined = pl.concat([batch.quarantined, held.select(batch.quarantined.columns)],
+                            how="vertical_relaxed")
+    return ValidatedBatch(batch.good, quarantined, batch.suspect)
