@@ -57,8 +57,11 @@ def land_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, *, archive_root:
     day = replay_day.astimezone(UTC).date() if replay_day else None
     if day is not None:
         rates = rates.filter(rates["rate_date"] == rates["rate_date"].max())
-    return RatesResult(raw.url, store_rates(con, raw, rates, archive_root=archive_root,
-                                            rate_date=day))
+    try:
+        stored = store_rates(con, raw, rates, archive_root=archive_root, rate_date=day)
+    except OSError as exc:  # the archive cannot be written (full or read-only disk)
+        return RatesResult(raw.url, None, str(exc))
+    return RatesResult(raw.url, stored)
 
 
 def refresh_rates(con: duckdb.DuckDBPyConnection, client: httpx.Client, settings: Settings,
