@@ -21,6 +21,7 @@ import httpx
 import polars as pl
 from bs4 import BeautifulSoup
 
+from contract.prices import parse_price
 from scrapers.base import (
     EXAMPLES_DIR,
     GLOBAL_REGION,
@@ -118,7 +119,8 @@ def parse(raw: RawCapture) -> pl.DataFrame:
             group = cells[gpu_col]
             class_memory = _number(cells[memory_col]) if memory_col is not None else None
             for column, worker in _price_columns(header):
-                per_second = _number(cells[column])
+                price = parse_price(cells[column], default_currency="USD")
+                per_second = price.amount if price is not None else None
                 if not per_second or per_second <= 0:
                     continue
                 for short in group.split(","):
