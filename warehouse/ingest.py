@@ -4,16 +4,19 @@ This is the whole per-source pipeline after the network. The refresh flow, the b
 `reparse` and the tests all call it, so a capture lands the same way whichever path brought it.
 A failure at any step is recorded (scrape_run) with a reason, never raised past the caller.
 
-`ingest` = `prepare` (parse + validate: pure CPU, no warehouse) then `land` (archive, guards,
-append). The refresh flow runs `prepare` outside the warehouse's write lock, so one source's
-parsing overlaps another's append. Rows the parser skipped (`Skips`: "12 contact sales,
-3 hidden row") are written into the run's note, so `gpuprices sources` and the refresh summary
-show them.
+`ingest` = `prepare` (parse + validate + the screens that need nothing but the rows: pure CPU,
+no warehouse) then `land` (archive, the screens that need the warehouse: the market's price
+band, jump flags, volume gates; append). The refresh flow runs `prepare` outside the
+warehouse's write lock, so one source's parsing overlaps another's append. Rows the parser
+skipped (`Skips`: "12 contact sales, 3 hidden row") and the rows the screens held
+("screened: 3 unknown GPU") are written into the run's note, so `gpuprices sources` and the
+refresh summary show them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -23,11 +26,14 @@ import polars as pl
 
 from schemas.gpus import UNKNOWN_GPU
 from schemas.observation import (
+    OBSERVATION_SCHEMA,
     ValidatedBatch,
     batch_rejection,
     to_observations,
+    validate,
     validate_guarded,
 )
+from schemas.screens import describe_counts, flag_jumps, provider_gates, reserved_without_term
 from scrapers.base import ParseError, RawCapture, Skips, Source
 from warehouse.append import (
     ScrapeRecord,
@@ -36,6 +42,7 @@ from warehouse.append import (
     previous_good_rows,
 )
 from warehouse.archive import archive
+from warehouse.screen_context import previous_parts, screen_context
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +84,15 @@ def parse_observations(source: Source, raw: RawCapture, run_id: str) -> pl.DataF
     return to_observations(source.parse(raw), raw, run_id)
 
 
-def skips_note(note: str | None, skips: Skips) -> str | None:
-    """The run's note with the parser's skips after it ("<note>; skipped: 2 contact sales")."""
-    if not skips:
-        return note
-    return "; ".join(filter(None, [note, f"skipped: {skips.describe()}"]))
+def skips_note(note: str | None, skips: Skips, screens: Counter[str] | None = None) -> str | None:
+    """The run's note with the parser's skips and the screens' counts after it
+    ("<note>; screened: 3 unknown GPU; skipped: 2 contact sales")."""
+    parts = [note]
+    if screens and describe_counts(screens):
+        parts.append(f"screened: {describe_counts(screens)}")
+    if skips:
+        parts.append(f"skipped: {skips.describe()}")
+    return "; ".join(filter(None, parts)) or None
 
 
 def unknown_names(observations: pl.DataFrame) -> list[str]:
@@ -102,10 +113,12 @@ class Prepared:
     unknown_gpus: tuple[str, ...] = ()
     error: str | None = None
     skips: Skips = field(default_factory=Skips)
+    prices: pl.Series | None = None  # every parsed row's price (the zero-price gate)
 
 
 def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
-    """Parse and validate `raw` (pure: no warehouse, no clock). Never raises for bad input."""
+    """Parse, validate and screen `raw` (pure: no warehouse, no clock). Never raises for bad
+    input. Screens that need the warehouse (the market's band, jumps, gates) run in `land`."""
     capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
     try:
         report = source.parse_report(raw)
@@ -113,8 +126,43 @@ def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
     except ParseError as exc:
         return Prepared(capture_id, run_id, error=f"parse error: {exc}")
     batch = validate_guarded(observations, aggregator=source.aggregator)
+    terms = reserved_without_term(batch.good)
+    if terms:
+        batch = replace(batch, screens=batch.screens + Counter(reserved_without_term=terms))
     return Prepared(capture_id, run_id, observations.height, batch,
-                    tuple(unknown_names(batch.good)), skips=report.skips)
+                    tuple(unknown_names(observations)), skips=report.skips,
+                    prices=observations["price_usd_per_hour"])
+
+
+def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
+                        batch: ValidatedBatch) -> tuple[ValidatedBatch, dict[str, str]]:
+    """The screens that need the warehouse, over a prepared batch: the band narrowed to the
+    market's current prices, jump flags, and (aggregators) each provider's volume gate.
+    Returns the batch and the gated providers with their reasons."""
+    context = screen_context(con, source.name, raw.fetched_at, aggregator=source.aggregator)
+    rescreened = validate(batch.good, context)
+    good, counts = rescreened.good, batch.screens + rescreened.screens
+    good, jumps = flag_jumps(good, context)
+    if jumps:
+        counts["jump"] += jumps
+    batch = replace(batch, good=good, screens=counts, quarantined=pl.concat(
+        [batch.quarantined, rescreened.quarantined], how="vertical_relaxed"))
+    if not source.aggregator:
+        return batch, {}
+    parsed = pl.concat([batch.good.select(list(OBSERVATION_SCHEMA)),
+                        batch.quarantined.select(list(OBSERVATION_SCHEMA))])
+    gates = provider_gates(parsed, previous_parts(con, source.name, raw.fetched_at))
+    if not gates:
+        return batch, {}
+    gated = pl.col("provider").is_in(list(gates))
+    held = batch.good.filter(gated)
+    counts["volume_gate"] += held.height
+    reason = pl.concat_str(pl.lit("volume gate: "), pl.col("provider").replace_strict(
+        gates, default=None), pl.lit("; the provider's earlier prices stay current"))
+    quarantined = pl.concat([batch.quarantined, held.with_columns(reason.alias("failed_check"))],
+                            how="vertical_relaxed")
+    return replace(batch, good=batch.good.filter(~gated), quarantined=quarantined,
+                   screens=counts), gates
 
 
 def ingest(
@@ -179,7 +227,13 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
 
     batch = prepared.batch
-    record.note = skips_note(note, prepared.skips)
+    gates: dict[str, str] = {}
+    if not batch.suspect:
+        batch, gates = screen_in_warehouse(con, source, raw, batch)
+    record.note = skips_note(note, prepared.skips, batch.screens)
+    if gates:
+        record.note = "; ".join(filter(None, [record.note, "gated (earlier prices kept): " +
+                                              "; ".join(gates.values())]))
     record.rows_parsed = prepared.rows_parsed
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = list(prepared.unknown_gpus)
@@ -191,7 +245,10 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
     previous = previous_good_rows(con, source.name) if previous_rows == "last_run" \
         else previous_rows
-    rejection = batch_rejection(batch.good.height, previous)
+    if batch.good.height == 0 and prepared.rows_parsed:
+        rejection: str | None = f"no row passed the screens ({prepared.rows_parsed} parsed)"
+    else:
+        rejection = batch_rejection(prepared.rows_parsed, previous, prepared.prices)
     if rejection and record.rows_quarantined:
         checks = batch.quarantined["failed_check"].value_counts(sort=True)
         top = checks.row(0)[0] if checks.height else "?"
@@ -203,7 +260,8 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
     record.status = "success"
     record.rows_stored = batch.good.height
-    append_batch(con, record, capture=capture, good=batch.good, quarantined=batch.quarantined)
+    append_batch(con, record, capture=capture, good=batch.good, quarantined=batch.quarantined,
+                 parts=source.aggregator)
     return ScrapeOutcome.of(record, raw.url)
 
 

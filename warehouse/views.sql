@@ -73,10 +73,34 @@ FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
 WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
 GROUP BY s.source;
 
+-- An aggregator's part for one provider that its current capture lacks (the provider's part
+-- was rejected by a volume gate, or the capture does not mention it): the provider's last
+-- stored part at `as_of` (provider_capture, migration 007) stays in effect, and goes stale by
+-- itself when no newer part comes. Direct sources have no parts: their capture is whole.
+CREATE OR REPLACE MACRO held_parts_at(as_of) AS TABLE
+WITH cap AS (
+    SELECT * FROM capture_at(as_of)
+), parts AS (
+    SELECT p.* FROM provider_capture p SEMI JOIN cap USING (source) WHERE p.observed_at <= as_of
+), current_parts AS (
+    SELECT p.source, p.provider FROM parts p
+    JOIN cap c ON p.source = c.source AND p.capture_id = c.capture_id
+              AND p.observed_at = c.observed_at
+), latest AS (
+    SELECT source, provider, arg_max(capture_id, observed_at) AS capture_id,
+           max(observed_at) AS observed_at
+    FROM parts GROUP BY source, provider
+)
+SELECT l.*, (SELECT max(s.finished_at) FROM scrape_run s
+             WHERE s.source = l.source AND s.capture_id = l.capture_id
+               AND s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
+            ) AS last_success_at
+FROM latest l ANTI JOIN current_parts USING (source, provider);
+
 -- Every source's observations in effect at `as_of` (aggregators included, no precedence),
 -- with the source's kind and whether it was stale then. A capture that is still a source's
 -- current one is read from latest_observation (~15k rows, kept by warehouse/summaries.py);
--- only older captures are looked up in observation.
+-- only older captures (and an aggregator's held parts) are looked up in observation.
 CREATE OR REPLACE MACRO observations_at(as_of) AS TABLE
 WITH cap AS (
     SELECT * FROM capture_at(as_of)
@@ -86,6 +110,8 @@ WITH cap AS (
     SELECT cap.* FROM cap SEMI JOIN held USING (source, capture_id, observed_at)
 ), older AS (
     SELECT cap.* FROM cap ANTI JOIN held USING (source, capture_id, observed_at)
+), parts AS (
+    SELECT * FROM held_parts_at(as_of)
 ), picked AS (
     SELECT o.*, r.last_success_at FROM latest_observation o
     JOIN recent r ON o.source = r.source AND o.capture_id = r.capture_id
@@ -94,10 +120,21 @@ WITH cap AS (
     SELECT o.*, r.last_success_at FROM observation o
     JOIN older r ON o.source = r.source AND o.capture_id = r.capture_id
                 AND o.observed_at = r.observed_at
+    UNION ALL
+    SELECT o.*, p.last_success_at FROM observation o
+    JOIN parts p ON o.source = p.source AND o.provider = p.provider
+                AND o.capture_id = p.capture_id AND o.observed_at = p.observed_at
 )
 SELECT p.* EXCLUDE (last_success_at), src.aggregator, src.kind AS source_kind,
        p.last_success_at, (p.last_success_at < as_of - stale_after()) AS stale
 FROM picked p JOIN source src ON src.source = p.source;
+
+-- An announced price (effective_from after the day asked about) is not in force yet; a row
+-- without effective_from is in force when seen. Current-price selection keeps rows
+-- in_force(effective_from, as_of) and, of one offering's rows in force, the one with the
+-- latest effective_from (nulls first).
+CREATE OR REPLACE MACRO in_force(effective_from, as_of) AS
+    effective_from IS NULL OR effective_from <= CAST(as_of AS DATE);
 
 -- Which source speaks for a provider when several have its price: its own API, then its own
 -- page, then catalogs; aggregators (skypilot, opencomputeprices, ec2instances) come last.
