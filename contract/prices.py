@@ -10,7 +10,9 @@ with one line), what it cannot read for sure instead of guessing:
   `decimal_comma=True` (the caller knows the page's locale) reads it as 2.99;
 - a sign ("-$50.44", "$-50.44": a refund or a discount, not a price);
 - an exponent ("$1e9");
-- a dollar with an unknown prefix ("X$5").
+- a dollar with an unknown prefix ("X$5");
+and it never reads a size or a count as money: "22 TiB SSD" is no price even where the caller
+assumes dollars for bare numbers (a swapped cell).
 
 A price in another currency is returned with that currency (never as USD); callers decide.
 Because a parser may still drop the currency on the floor, every price read inside
@@ -116,6 +118,10 @@ _PER_INSTANCE = re.compile(r"(?:/|\bper\b)\s*(?:instance|node|server|machine|vm|
 _NOT_A_PRICE = re.compile(r"contact|talk to|get a quote|request|sold out|coming soon|"
                           r"\bn/?a\b|^\s*[-–—]\s*$|unavailable|waitlist|call us", re.I)
 _FROM = re.compile(r"\b(?:from|starting\s+(?:at|from)|as\s+low\s+as)\b", re.I)
+# A bare number followed by one of these counts or measures something else: "22 TiB SSD" in a
+# price cell (a shifted or swapped cell) is not $22, whatever currency the caller assumes.
+_NOT_MONEY_UNIT = re.compile(r"\s?(?:[KMGTP]i?B\b|bytes?\b|v?CPUs?\b|cores?\b|GPUs?\b|"
+                             r"threads?\b|[GM]Hz\b|W\b|%|[x×](?![a-z]))", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,9 +230,12 @@ def parse_price(text: str | None, *, default_period: Period | None = None,
                  matches[0] if matches else None)
     if match is None:
         return None
-    currency = _currency(match) or default_currency
+    marked = _currency(match)
+    currency = marked or default_currency
     if currency is None:
         return None  # a bare number is not a price unless the caller knows the currency
+    if marked is None and _NOT_MONEY_UNIT.match(cleaned, match.end("num")):
+        return None  # "22 TiB SSD", "208 vCPUs": a size or a count, not an amount of money
     shown = match.group(0).strip()
     if match.group("minus") or match.group("minus2"):
         raise PriceTextError(f"price {shown!r} is negative (a credit or discount, not a price)")

@@ -72,6 +72,8 @@ SCREENS = ("unknown_gpu", "currency", "count_in_name", "per_gpu_price", "band",
 JUMP_KEY = ("provider", "offering", "region", "pricing", "gpu_count", "gpu_only", "term_months")
 _OFFER_KEY = ("source", "provider", "offering", "region", "gpu_count", "gpu_only")
 _PRICE_KEY = (*_OFFER_KEY, "pricing", "term_months", "effective_from")
+# A spot price equal to on-demand but for rounding is not above it (AWS g5: 9.0426 / 9.04259).
+SPOT_SLACK = 0.005
 # spot-like kind -> the kind it must not be dearer than
 _BELOW = {"spot": "on_demand", "interruptible": "on_demand", "community_spot": "community"}
 
@@ -178,8 +180,8 @@ _COUNT_AFTER = re.compile(r"(?:(?<=\d)|(?<=\dG)|(?<=\dGB)|(?<![A-Za-z]))[x×]\s?
                           r"(?![\w.])")
 
 
-# "2x2", "2x4": a TPU slice's topology (or a size), not a count of GPUs.
-_GRID = re.compile(r"(?<![A-Za-z\d.])\d+\s?[x×]\s?\d+(?![\d.])")
+# "2x2", "2x4": a TPU slice's topology (or a size); "1-8 x H100": a range. Not one count.
+_GRID = re.compile(r"(?<![A-Za-z\d.])\d+\s?[x×]\s?\d+(?![\d.])|\d+\s?[-–]\s?\d+\s?[x×]")
 
 
 @cache
@@ -256,7 +258,7 @@ def _reasons(frame: pl.DataFrame, context: ScreenContext) -> pl.DataFrame:
                             pl.col("gpu_model")))
             .alias("band"),
             pl.when(pl.col("_reference").is_not_null()
-                    & (pl.col("price_usd_per_hour") > pl.col("_reference") * (1 + 1e-9)))
+                    & (pl.col("price_usd_per_hour") > pl.col("_reference") * (1 + SPOT_SLACK)))
             .then(pl.format("{} ${} above {} ${} of the same offering (shifted cells?)",
                             pl.col("pricing"), _money("price_usd_per_hour"), below,
                             _money("_reference")))
