@@ -18,7 +18,8 @@ Row screens (`screen_rows`: a row failing one is quarantined, its reasons joined
   from the catalog and, when the warehouse passes them, the model's current prices across
   providers; factors in screens.toml), quarantined as suspect with the band in the reason;
 - spot_above_on_demand: a spot/interruptible price above the same offering's on-demand price
-  (a shifted or swapped cell: both rows are held, which one is wrong cannot be told);
+  (a shifted or swapped cell: which one is wrong cannot be told, so every price of that page
+  row is held: the offering and its noted variants, "a3-highgpu-8g (1 Year commitment)");
 - conflicting_prices: one offering with two prices for one kind (and term, and effective
   date): one came from the wrong cell (not checked for aggregators, whose repeats are real).
 
@@ -272,14 +273,22 @@ def _reasons(frame: pl.DataFrame, context: ScreenContext) -> pl.DataFrame:
     )
 
 
-def _spot_partners(reasons: pl.DataFrame) -> pl.Series:
-    """The on-demand rows a spot row above them points at (held with it)."""
-    key = [c for c in _OFFER_KEY if c in reasons.columns]
-    held = reasons.filter(pl.col("spot_above_on_demand").is_not_null()).select(
-        *key, pl.col("pricing").replace_strict(_BELOW, default=None).alias("_kind"),
-        pl.col("spot_above_on_demand").alias("_why")).unique(subset=[*key, "_kind"])
-    marked = reasons.join(held, left_on=[*key, "pricing"], right_on=[*key, "_kind"],
-                          how="left", nulls_equal=True, maintain_order="left")
+def _base_offering() -> pl.Expr:
+    """The offering without a trailing "(...)" note: one page row's offerings share it
+    ("a3-highgpu-8g" and "a3-highgpu-8g (1 Year commitment)")."""
+    return pl.col("offering").str.replace(r"\s*\([^()]*\)\s*$", "")
+
+
+def _held_with_inversion(reasons: pl.DataFrame) -> pl.Series:
+    """Every row of a page row (same machine: source, provider, region, count, offering
+    without its note) where a spot price sits above on-demand: the cells were shifted, so
+    none of that row's prices can be trusted. The reason, or null."""
+    key = [c for c in (*_OFFER_KEY, "_base") if c in reasons.columns or c == "_base"]
+    key = [c for c in key if c != "offering"]
+    with_base = reasons.with_columns(_base_offering().alias("_base"))
+    held = with_base.filter(pl.col("spot_above_on_demand").is_not_null()).group_by(key).agg(
+        pl.col("spot_above_on_demand").first().alias("_why"))
+    marked = with_base.join(held, on=key, how="left", nulls_equal=True, maintain_order="left")
     return marked["_why"]
 
 
@@ -290,9 +299,10 @@ def screen_rows(observations: pl.DataFrame, context: ScreenContext | None = None
         return Screened(observations, observations.with_columns(
             pl.lit(None, pl.String).alias("failed_check")))
     reasons = _reasons(observations, context)
-    partner = _spot_partners(reasons)
+    row_of = pl.Series("_row_of", _held_with_inversion(reasons))
     reasons = reasons.with_columns(
-        pl.coalesce("spot_above_on_demand", pl.Series("_p", partner))
+        pl.coalesce("spot_above_on_demand",
+                    pl.format("held with its page row: {}", pl.lit(row_of)))
         .alias("spot_above_on_demand"))
     counts = Counter({name: int(reasons[name].is_not_null().sum()) for name in SCREENS})
     why = pl.concat_str([pl.col(name) for name in SCREENS], separator="; ", ignore_nulls=True)
