@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -26,12 +26,21 @@ REFUSED = ("disabled by configuration", "configuration has been locked",
            "disabled through configuration", "permission error")
 
 
+# A capture's day: from the first web archives of provider pages to tomorrow (UTC).
+FIRST_CAPTURE_DAY = datetime(2005, 1, 1, tzinfo=UTC)
+
+
 def parse(
     source: Annotated[str, typer.Argument(help="source name, e.g. vastai")],
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="saved payload")],
+    as_of: Annotated[datetime | None, typer.Option(
+        "--as-of", formats=["%Y-%m-%d"], show_default=False,
+        help="the capture's day (2005-01-01 .. today): an announced price is in force only "
+             "from its date on [default: the file's modification time]")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Parse one saved payload with SOURCE's parser and print the rows. Touches no database."""
+    """Parse one saved payload with SOURCE's parser, screen it, and print the rows that would
+    be stored (and, on stderr, the rows the screens would hold). Touches no database."""
     from schemas.observation import to_observations, validate_guarded
     from scrapers.base import ParseError, RawCapture
     from scrapers.registry import get_source
@@ -40,7 +49,12 @@ def parse(
         src = get_source(source)
     except KeyError as exc:
         raise fail(str(exc.args[0]), 2) from None
-    fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
+    if as_of is not None:
+        fetched = as_of.replace(tzinfo=UTC)
+        if not FIRST_CAPTURE_DAY <= fetched <= datetime.now(UTC) + timedelta(days=1):
+            raise fail(f"--as-of {as_of:%Y-%m-%d} is out of range (2005-01-01 .. today)", 2)
+    else:
+        fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
     raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=file.read_bytes())
     try:
         report = src.parse_report(raw)
@@ -48,16 +62,17 @@ def parse(
     except ParseError as exc:
         raise fail(f"{source} cannot parse {file}: {exc}") from None
     skipped = f"; skipped: {report.skips.describe()}" if report.skips else ""
-    typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows){skipped}",
-               err=True)
+    typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows, as of "
+               f"{fetched:%Y-%m-%d}){skipped}", err=True)
     batch = validate_guarded(observations, aggregator=src.aggregator)
     shown = ["provider", "offering", "gpu_name", "gpu_model", "gpu_count", "gpu_memory_gb",
-             "region", "pricing", "price_usd_per_hour", "price_usd_per_gpu_hour", "available"]
+             "region", "pricing", "term_months", "effective_from", "price_usd_per_hour",
+             "price_usd_per_gpu_hour", "available"]
     frame = batch.good if fmt is not Format.table else batch.good.select(shown)
     print_frame(frame, fmt, title=f"{source}: {file.name}")
     if batch.quarantined.height:
-        typer.secho(f"{batch.quarantined.height} rows fail validation (would be quarantined):",
-                    err=True, fg=typer.colors.YELLOW)
+        typer.secho(f"{batch.quarantined.height} rows held by the screens or checks (would "
+                    "be quarantined):", err=True, fg=typer.colors.YELLOW)
         for row in batch.quarantined.select("offering", "failed_check").head(20).iter_rows():
             typer.echo(f"  {row[0]}: {row[1]}", err=True)
 
@@ -91,8 +106,9 @@ def query(
 
 
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
-    """Every source: provider, kind, URL, last success, rows last run, status, and the rows
-    its last successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
+    """Every source: provider, kind, URL, last success, rows last run, status, the rows its
+    last run quarantined (and why, by screen: "3 unknown GPU"), and the rows its last
+    successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
     import polars as pl
 
     from scrapers.registry import all_sources
@@ -107,8 +123,8 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
         with read_warehouse(settings.warehouse) as con:
             status = con.execute(
                 "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
-                "last_status, stale, unknown_gpus, skipped_last_parse, last_error "
-                "FROM source_status").pl()
+                "last_status, stale, quarantined_last_parse, screened_last_parse, unknown_gpus, "
+                "skipped_last_parse, last_error FROM source_status").pl()
     if status is None or status.height == 0:
         frame = registry.with_columns(pl.lit("never run").alias("last_status"))
     else:

@@ -45,13 +45,19 @@ WITH last_run AS (
            -- what the last successful parse skipped, by reason (warehouse.ingest.skips_note)
            arg_max(coalesce(regexp_extract(note, 'skipped: (.*)$', 1), ''), finished_at)
                FILTER (WHERE status = 'success') AS skipped_last_parse,
+           -- the last run that parsed rows: how many the screens and checks quarantined, and
+           -- what the screens held or flagged, by screen (warehouse.ingest.skips_note)
+           arg_max(rows_quarantined, finished_at) FILTER (WHERE rows_parsed > 0)
+               AS quarantined_last_parse,
+           arg_max(coalesce(regexp_extract(note, 'screened: ([^;]*)', 1), ''), finished_at)
+               FILTER (WHERE rows_parsed > 0) AS screened_last_parse,
            max(finished_at) AS last_run_at
     FROM scrape_run GROUP BY source
 )
 SELECT src.source, src.provider, src.kind, src.url, src.aggregator,
        r.last_run_at, r.last_status, r.last_error, c.last_success_at, c.observed_at AS prices_as_of,
        coalesce(c.latest_rows, 0) AS latest_rows, r.rows_last_run, r.quarantined_last_run,
-       r.unknown_gpus, r.skipped_last_parse,
+       r.unknown_gpus, r.skipped_last_parse, r.quarantined_last_parse, r.screened_last_parse,
        (c.last_success_at IS NULL OR c.last_success_at < now() - stale_after()) AS stale
 FROM source src
 LEFT JOIN last_run r USING (source)
