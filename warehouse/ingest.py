@@ -245,10 +245,13 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
     previous = previous_good_rows(con, source.name) if previous_rows == "last_run" \
         else previous_rows
-    if batch.good.height == 0 and prepared.rows_parsed:
-        rejection: str | None = f"no row passed the screens ({prepared.rows_parsed} parsed)"
-    else:
-        rejection = batch_rejection(prepared.rows_parsed, previous, prepared.prices)
+    if source.aggregator:
+        # An aggregator's shrink is judged per provider (screen_in_warehouse's gates): a file
+        # naming fewer providers lands, and the providers it leaves out keep their prices.
+        previous = None
+    rejection = batch_rejection(prepared.rows_parsed, previous, prepared.prices)
+    if rejection is None and batch.good.height == 0:
+        rejection = f"no row passed the screens ({prepared.rows_parsed} parsed)"
     if rejection and record.rows_quarantined:
         checks = batch.quarantined["failed_check"].value_counts(sort=True)
         top = checks.row(0)[0] if checks.height else "?"
