@@ -221,7 +221,7 @@ def print_summary(warehouse: Path, fmt: Format = Format.table) -> None:
         print_frame(rows_per_source(con), fmt, title="rows per source (last refresh)")
         unknown = unknown_gpus(con)
         if unknown.height or fmt is not Format.table:
-            print_frame(unknown, fmt, title="GPU names not in the catalog (kept as 'unknown')")
+            print_frame(unknown, fmt, title="GPU names not in the catalog (rows quarantined)")
         else:
             typer.echo("GPU names not in the catalog: none")
         prices = current_prices_at(con, datetime.now(UTC))

@@ -154,6 +154,10 @@ CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
 CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
 WITH seen AS (
     SELECT * FROM observations_at(as_of)
+    WHERE in_force(effective_from, as_of)
+    QUALIFY effective_from IS NOT DISTINCT FROM max(effective_from) OVER (
+        PARTITION BY source, provider, offering, region, pricing, gpu_count, gpu_only,
+                     term_months)
 ), direct_providers AS (
     SELECT DISTINCT provider FROM seen WHERE NOT aggregator
 ), kept AS (
@@ -186,9 +190,14 @@ FROM cheapest d JOIN cheapest a
   ON a.provider = d.provider AND a.gpu_model = d.gpu_model AND a.pricing = d.pricing
 WHERE NOT d.aggregator AND a.aggregator AND abs(a.price - d.price) > 0.10 * d.price;
 
--- Provider GPU names the catalog could not place, in current data.
+-- Provider GPU names the catalog could not place, in each source's last parse: the screens
+-- quarantine such rows (schemas/screens.py), so they are read from quarantine.
 CREATE OR REPLACE VIEW unknown_gpu AS
-SELECT source, provider, gpu_name, count(*) AS rows
-FROM latest_price_all_sources
-WHERE gpu_model = 'unknown'
+WITH last_parse AS (
+    SELECT source, arg_max(run_id, finished_at) AS run_id
+    FROM scrape_run WHERE rows_parsed > 0 GROUP BY source
+)
+SELECT q.source, q.provider, q.gpu_name, count(*) AS rows
+FROM quarantine q JOIN last_parse USING (source, run_id)
+WHERE q.gpu_model = 'unknown'
 GROUP BY ALL;

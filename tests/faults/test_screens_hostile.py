@@ -124,7 +124,7 @@ def test_the_gcp_page_parser_refuses_a_row_with_a_missing_cell() -> None:
     source = get_source("gcp-page")
     body = _delete_first_price_cell(source.example.read_bytes(), "a3-highgpu-8g")
     prepared = prepare(source, _capture("gcp-page", body), "r")
-    assert prepared.error is not None or prepared.batch is not None and not any(
+    assert prepared.error is not None or (prepared.batch is not None and not any(
         offering.startswith("a3-highgpu-8g")
         for offering in prepared.batch.good["offering"].to_list()
-        + prepared.batch.quarantined["offering"].to_list())
+        + prepared.batch.quarantined["offering"].to_list()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import pytest
 from contract import RawCapture, rows_frame
 from scrapers.base import SourceDef
 from scrapers.opencomputeprices import SOURCE as OCP
+from scrapers.registry import get_source
 from scrapers.skypilot import SOURCE as SKYPILOT
 from warehouse.append import SourceInfo, register_sources
 from warehouse.connection import connect
@@ -31,10 +32,18 @@ def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     connection.close()
 
 
+def _rows(raw: RawCapture) -> Any:
+    rows = json.loads(raw.body)
+    for row in rows:  # JSON has no dates
+        if row.get("effective_from"):
+            row["effective_from"] = date.fromisoformat(row["effective_from"])
+    return rows_frame(rows)
+
+
 def _source(name: str, provider: str) -> SourceDef:
     return SourceDef(name=name, provider=provider, kind="api", url=f"https://{name}.example",
                      example=Path("unused"), example_as_of="2026-03-01", fetch_fn=None,
-                     parse_fn=lambda raw: rows_frame(json.loads(raw.body)))
+                     parse_fn=_rows)
 
 
 def _row(provider: str, offering: str, price: float, **extra: Any) -> dict[str, Any]:
@@ -191,3 +200,49 @@ def test_an_aggregator_file_naming_few_providers_never_removes_the_others(
     assert _providers(con, "latest_price") == before
     # the held providers' rows are the earlier capture's, with their own capture id
     assert con.execute("SELECT count(DISTINCT capture_id) FROM latest_price").fetchone() == (2,)
+
+
+def test_an_announced_price_is_stored_with_its_date_and_in_force_only_from_it(
+        con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    source = _source("nebula", "nebula")
+    announced = datetime(2026, 10, 1, tzinfo=UTC).date()
+    rows = [_row("nebula", "h200", 3.5), _row("nebula", "h200", 2.95, effective_from=str(
+        announced))]
+    outcome = _land(con, source, rows, DAY, tmp_path)
+    assert (outcome.status, outcome.rows_stored) == ("success", 2)
+
+    def current(day: str) -> list[tuple[float, Any]]:
+        return con.execute(
+            "SELECT price_usd_per_hour, effective_from FROM current_price_at(CAST(? AS "
+            "TIMESTAMPTZ))", [day]).fetchall()
+
+    assert current("2026-03-02 00:00:00+00") == [(3.5, None)]
+    assert current("2026-10-01 06:00:00+00") == [(2.95, announced)]  # the latest in force
+
+
+def test_the_unknown_gpu_view_lists_the_names_of_each_sources_last_parse(
+        con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    source = _source("acme", "acme")
+    _land(con, source, [_row("acme", "x", 1.0, gpu_name="Acme Q1"), _row("acme", "h", 2.5)],
+          DAY, tmp_path)
+    assert con.execute("SELECT source, gpu_name, rows FROM unknown_gpu").fetchall() == [
+        ("acme", "Acme Q1", 1)]
+    _land(con, source, [_row("acme", "h", 2.5), _row("acme", "h2", 2.6)],
+          DAY + timedelta(days=1), tmp_path)
+    assert con.execute("SELECT count(*) FROM unknown_gpu").fetchone() == (0,)
+
+
+def test_parse_command_reads_a_capture_as_of_its_day(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gpuprices.cli import app
+
+    runner = CliRunner()
+    example = get_source("gcp-page").example
+    shown = runner.invoke(app, ["parse", "gcp-page", str(example), "--as-of", "2026-03-01",
+                                "--format", "csv"])
+    assert shown.exit_code == 0, shown.output
+    assert "as of 2026-03-01" in shown.output
+    assert "2026-03-01T00:00:00" in shown.output  # observed_at = the day given
+    refused = runner.invoke(app, ["parse", "gcp-page", str(example), "--as-of", "1999-01-01"])
+    assert refused.exit_code == 2 and "out of range" in refused.output
