@@ -20,7 +20,7 @@ from pandera.engines.polars_engine import Date, DateTime
 from contract import PARSED_SCHEMA, PRICING, RawCapture, conform
 from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
 from schemas.invariants import suspect_layout
-from schemas.screens import ScreenContext, screen_rows, volume_gate
+from schemas.screens import ScreenContext, screen_reasons, volume_gate
 
 SOURCE_KINDS = ("api", "page", "catalog", "static")
 _ADDED_IN_V6 = ("term_months", "effective_from", "currency", "price_native_per_hour",
@@ -121,30 +121,36 @@ def to_observations(
 
 
 def validate(observations: pl.DataFrame, context: ScreenContext | None = None) -> ValidatedBatch:
-    """Split a batch into rows that pass every screen and check, and rows quarantined with the
-    screens' reasons or the failed check. `context`: what the warehouse knows (the market,
-    for the band); None for a bare parse."""
+    """Split a batch into rows that pass every screen and check, and rows quarantined with
+    the screens' reasons and the failed checks (joined by "; "). `context`: what the
+    warehouse knows (the market, for the band); None for a bare parse."""
     frame = observations.select(list(OBSERVATION_SCHEMA))
-    screened = screen_rows(frame, context)
-    checked = _check(screened.good)
-    quarantined = pl.concat([screened.quarantined, checked.quarantined], how="vertical_relaxed")
-    return ValidatedBatch(good=checked.good, quarantined=quarantined, screens=screened.counts)
+    screened, counts = screen_reasons(frame, context)
+    checked = _check_reasons(frame)
+    if isinstance(checked, str):  # a schema-level failure: the whole batch is suspect
+        return ValidatedBatch(good=frame.clear(), screens=counts,
+                              quarantined=frame.with_columns(pl.lit(checked)
+                                                             .alias("failed_check")))
+    joined = pl.concat_str([pl.lit(screened), pl.lit(checked)], separator="; ",
+                           ignore_nulls=True)  # "" when the row passed both
+    marked = frame.with_columns(pl.when(joined != "").then(joined).alias("failed_check"))
+    return ValidatedBatch(good=marked.filter(pl.col("failed_check").is_null())
+                          .drop("failed_check"),
+                          quarantined=marked.filter(pl.col("failed_check").is_not_null()),
+                          screens=counts)
 
 
-def _check(frame: pl.DataFrame) -> ValidatedBatch:
-    """The pandera model's checks (types, ranges, pricing kinds) over screened rows."""
+def _check_reasons(frame: pl.DataFrame) -> pl.Series | str:
+    """The pandera model's failed checks per row (null: passed), aligned with `frame`; or,
+    for a schema-level failure (wrong dtype, missing column), its reason for the whole batch."""
+    none = pl.Series("checks", [None] * frame.height, dtype=pl.String)
     try:
         Observation.validate(frame, lazy=True)
     except pa.errors.SchemaErrors as errors:
         cases = errors.failure_cases
         row_level = cases.filter(pl.col("index").is_not_null())
         if row_level.height == 0:
-            # A schema-level failure (wrong dtype, missing column): the whole batch is suspect.
-            reason = "; ".join(sorted(set(cases["check"].cast(pl.String).to_list())))
-            return ValidatedBatch(
-                good=frame.clear(),
-                quarantined=frame.with_columns(pl.lit(reason).alias("failed_check")),
-            )
+            return "; ".join(sorted(set(cases["check"].cast(pl.String).to_list())))
         reasons = (
             row_level.with_columns(
                 pl.when(pl.col("schema_context") == "Column")
@@ -153,19 +159,12 @@ def _check(frame: pl.DataFrame) -> ValidatedBatch:
                 .alias("reason")
             )
             .group_by("index")
-            .agg(pl.col("reason").unique().sort().str.join("; ").alias("failed_check"))
+            .agg(pl.col("reason").unique().sort().str.join("; ").alias("checks"))
+            .with_columns(pl.col("index").cast(pl.UInt32))
         )
-        indexed = frame.with_row_index("_row")
-        bad = indexed.join(reasons, left_on="_row", right_on=pl.col("index").cast(pl.UInt32),
-                           how="inner")
-        good = indexed.join(reasons, left_on="_row", right_on=pl.col("index").cast(pl.UInt32),
-                            how="anti")
-        return ValidatedBatch(
-            good=good.drop("_row"),
-            quarantined=bad.sort("_row").drop("_row", "index", strict=False),
-        )
-    return ValidatedBatch(good=frame, quarantined=frame.clear().with_columns(
-        pl.lit(None, pl.String).alias("failed_check")))
+        return (frame.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("index"))
+                .join(reasons, on="index", how="left", maintain_order="left")["checks"])
+    return none
 
 
 def validate_guarded(observations: pl.DataFrame, *, aggregator: bool = False,

@@ -62,6 +62,7 @@ __all__ = [
     "load_config",
     "provider_gates",
     "reserved_without_term",
+    "screen_reasons",
     "screen_rows",
     "volume_gate",
 ]
@@ -292,12 +293,13 @@ def _held_with_inversion(reasons: pl.DataFrame) -> pl.Series:
     return marked["_why"]
 
 
-def screen_rows(observations: pl.DataFrame, context: ScreenContext | None = None) -> Screened:
-    """Split observations into rows that pass every row screen and rows held with reasons."""
+def screen_reasons(observations: pl.DataFrame,
+                   context: ScreenContext | None = None) -> tuple[pl.Series, Counter[str]]:
+    """Why each row is held (null: it passes every row screen), aligned with `observations`,
+    and how many rows each screen held."""
     context = context or ScreenContext()
     if observations.height == 0:
-        return Screened(observations, observations.with_columns(
-            pl.lit(None, pl.String).alias("failed_check")))
+        return pl.Series("screens", [], dtype=pl.String), Counter()
     reasons = _reasons(observations, context)
     row_of = pl.Series("_row_of", _held_with_inversion(reasons))
     reasons = reasons.with_columns(
@@ -305,12 +307,18 @@ def screen_rows(observations: pl.DataFrame, context: ScreenContext | None = None
                     pl.format("held with its page row: {}", pl.lit(row_of)))
         .alias("spot_above_on_demand"))
     counts = Counter({name: int(reasons[name].is_not_null().sum()) for name in SCREENS})
-    why = pl.concat_str([pl.col(name) for name in SCREENS], separator="; ", ignore_nulls=True)
-    held = pl.any_horizontal([pl.col(name).is_not_null() for name in SCREENS])
-    columns = observations.columns
-    good = reasons.filter(~held).select(columns)
-    quarantined = reasons.filter(held).select(*columns, why.alias("failed_check"))
-    return Screened(good, quarantined, +counts)
+    joined = pl.concat_str([pl.col(name) for name in SCREENS], separator="; ",
+                           ignore_nulls=True)  # "" when every screen passed
+    why = reasons.select(pl.when(joined != "").then(joined).alias("screens"))["screens"]
+    return why, +counts
+
+
+def screen_rows(observations: pl.DataFrame, context: ScreenContext | None = None) -> Screened:
+    """Split observations into rows that pass every row screen and rows held with reasons."""
+    why, counts = screen_reasons(observations, context)
+    marked = observations.with_columns(why.alias("failed_check"))
+    return Screened(marked.filter(pl.col("failed_check").is_null()).drop("failed_check"),
+                    marked.filter(pl.col("failed_check").is_not_null()), counts)
 
 
 # --- flags ----------------------------------------------------------------------------------

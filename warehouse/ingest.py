@@ -135,10 +135,11 @@ def prepare(source: Source, raw: RawCapture, run_id: str) -> Prepared:
 
 
 def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
-                        batch: ValidatedBatch) -> tuple[ValidatedBatch, dict[str, str]]:
+                        batch: ValidatedBatch) -> tuple[ValidatedBatch, list[str]]:
     """The screens that need the warehouse, over a prepared batch: the band narrowed to the
     market's current prices, jump flags, and (aggregators) each provider's volume gate.
-    Returns the batch and the gated providers with their reasons."""
+    Returns the batch and what the run's note must say about an aggregator's providers (gated
+    ones, and ones this capture leaves out: both keep their earlier prices)."""
     context = screen_context(con, source.name, raw.fetched_at, aggregator=source.aggregator)
     rescreened = validate(batch.good, context)
     good, counts = rescreened.good, batch.screens + rescreened.screens
@@ -148,12 +149,17 @@ def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: Raw
     batch = replace(batch, good=good, screens=counts, quarantined=pl.concat(
         [batch.quarantined, rescreened.quarantined], how="vertical_relaxed"))
     if not source.aggregator:
-        return batch, {}
+        return batch, []
     parsed = pl.concat([batch.good.select(list(OBSERVATION_SCHEMA)),
                         batch.quarantined.select(list(OBSERVATION_SCHEMA))])
-    gates = provider_gates(parsed, previous_parts(con, source.name, raw.fetched_at))
+    previous = previous_parts(con, source.name, raw.fetched_at)
+    gates = provider_gates(parsed, previous)
+    absent = sorted(set(previous) - set(parsed["provider"].unique().to_list()))
+    notes = [f"gated (earlier prices kept): {'; '.join(gates.values())}"] if gates else []
+    if absent:
+        notes.append(f"not in this capture (earlier prices kept): {', '.join(absent)}")
     if not gates:
-        return batch, {}
+        return batch, notes
     gated = pl.col("provider").is_in(list(gates))
     held = batch.good.filter(gated)
     counts["volume_gate"] += held.height
@@ -162,7 +168,7 @@ def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: Raw
     quarantined = pl.concat([batch.quarantined, held.with_columns(reason.alias("failed_check"))],
                             how="vertical_relaxed")
     return replace(batch, good=batch.good.filter(~gated), quarantined=quarantined,
-                   screens=counts), gates
+                   screens=counts), notes
 
 
 def ingest(
@@ -227,13 +233,11 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
 
     batch = prepared.batch
-    gates: dict[str, str] = {}
+    parts: list[str] = []
     if not batch.suspect:
-        batch, gates = screen_in_warehouse(con, source, raw, batch)
-    record.note = skips_note(note, prepared.skips, batch.screens)
-    if gates:
-        record.note = "; ".join(filter(None, [record.note, "gated (earlier prices kept): " +
-                                              "; ".join(gates.values())]))
+        batch, parts = screen_in_warehouse(con, source, raw, batch)
+    record.note = "; ".join(filter(None, [skips_note(note, prepared.skips, batch.screens),
+                                          *parts])) or None
     record.rows_parsed = prepared.rows_parsed
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = list(prepared.unknown_gpus)

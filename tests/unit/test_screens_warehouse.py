@@ -156,6 +156,8 @@ def test_an_aggregator_header_only_file_for_one_cloud_never_wipes_that_provider(
     second = ingest(con, SKYPILOT, _skypilot(header_only, now - timedelta(hours=1)),
                     run_id="r2", archive_root=tmp_path / "raw")
     assert second.status == "success"
+    note = con.execute("SELECT note FROM scrape_run WHERE run_id = 'r2'").fetchone()[0]
+    assert "not in this capture (earlier prices kept): lambda" in note
     assert con.execute("SELECT count(*) FROM latest_price_all_sources WHERE provider = 'lambda'"
                        ).fetchone() == lambda_rows
     # an all-zero file for one cloud: that part is gated, the provider keeps its prices

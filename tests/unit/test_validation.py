@@ -31,7 +31,7 @@ ROWS: list[dict[str, Any]] = [
     {**GOOD, "offering": "h100-free", "price_usd_per_hour": 0.0},
 ]
 EXPECTED_REASONS = {  # the band's reason names the band (schemas/screens.py)
-    "h100-cents": "suspect: $0.01/GPU-h outside the band $0.1978-$19.78 for H100 SXM",
+    "h100-cents": "suspect: $0.01/GPU-h outside the band $0.1978-$39.56 for H100 SXM",
     "h100-gold": "suspect: $500.0/GPU-h outside the band",
     "h100-pre": "pricing: isin",
     None: "offering: not_nullable",
