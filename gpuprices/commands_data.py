@@ -62,8 +62,10 @@ def parse(
     except ParseError as exc:
         raise fail(f"{source} cannot parse {file}: {exc}") from None
     skipped = f"; skipped: {report.skips.describe()}" if report.skips else ""
-    typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows, as of "
-               f"{fetched:%Y-%m-%d}){skipped}", err=True)
+    typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows){skipped}",
+               err=True)
+    typer.echo(f"as of {fetched:%Y-%m-%d} (the capture's day: prices announced for later are "
+               "not in force)", err=True)
     batch = validate_guarded(observations, aggregator=src.aggregator)
     shown = ["provider", "offering", "gpu_name", "gpu_model", "gpu_count", "gpu_memory_gb",
              "region", "pricing", "term_months", "effective_from", "price_usd_per_hour",

@@ -279,7 +279,7 @@ def _reparse_one(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], 
     batch = validate_guarded(observations, aggregator=src.aggregator)
     record.rows_parsed = observations.height
     record.rows_quarantined = batch.quarantined.height
-    record.unknown_gpus = unknown_names(batch.good)
+    record.unknown_gpus = unknown_names(observations)  # held by the screens, not in good
     rejection = batch.suspect or batch_rejection(batch.good.height, before)
     if rejection:
         record.status = "reparse_rejected"
