@@ -72,7 +72,8 @@ SCREENS = ("unknown_gpu", "currency", "count_in_name", "per_gpu_price", "band",
            "spot_above_on_demand", "conflicting_prices")
 # What makes two rows of one source the same offering's price, run after run.
 JUMP_KEY = ("provider", "offering", "region", "pricing", "gpu_count", "gpu_only", "term_months")
-_OFFER_KEY = ("source", "provider", "offering", "region", "gpu_count", "gpu_only")
+# One page (capture) at a time: the same offering in two captures may well have two prices.
+_OFFER_KEY = ("capture_id", "source", "provider", "offering", "region", "gpu_count", "gpu_only")
 _PRICE_KEY = (*_OFFER_KEY, "pricing", "term_months", "effective_from")
 # A spot price equal to on-demand but for rounding is not above it (AWS g5: 9.0426 / 9.04259).
 SPOT_SLACK = 0.005
