@@ -56,6 +56,7 @@ __all__ = [
     "ScreenContext",
     "Screened",
     "band_frame",
+    "band_screen",
     "count_in_name",
     "describe_counts",
     "flag_jumps",
@@ -149,19 +150,10 @@ def band_frame(market: pl.DataFrame | None = None) -> pl.DataFrame:
     [median / low factor, median x high factor] of the model's current market when at least
     `market_min_providers` providers price it.
     """
-    config = load_config()
-    tflops = pl.col("bf16_tflops").fill_null(0.0)
-    band = catalog_frame().select(
-        "gpu_model",
-        pl.max_horizontal(tflops * config.floor_per_tflop, pl.lit(config.abs_floor))
-        .alias("band_low"),
-        pl.min_horizontal(
-            pl.max_horizontal(tflops * config.ceiling_per_tflop, pl.lit(config.min_ceiling)),
-            pl.lit(config.abs_ceiling),
-        ).alias("band_high"),
-    )
+    band = _catalog_band()
     if market is None or market.height == 0:
         return band
+    config = load_config()
     wide = market.filter(pl.col("providers") >= config.market_min_providers).select(
         "gpu_model", pl.col("median_usd_per_gpu_hour").alias("_median"))
     return band.join(wide, on="gpu_model", how="left").select(
@@ -170,6 +162,21 @@ def band_frame(market: pl.DataFrame | None = None) -> pl.DataFrame:
         .alias("band_low"),
         pl.min_horizontal("band_high", pl.col("_median") * config.market_high_factor)
         .alias("band_high"),
+    )
+
+
+@cache
+def _catalog_band() -> pl.DataFrame:
+    config = load_config()
+    tflops = pl.col("bf16_tflops").fill_null(0.0)
+    return catalog_frame().select(
+        "gpu_model",
+        pl.max_horizontal(tflops * config.floor_per_tflop, pl.lit(config.abs_floor))
+        .alias("band_low"),
+        pl.min_horizontal(
+            pl.max_horizontal(tflops * config.ceiling_per_tflop, pl.lit(config.min_ceiling)),
+            pl.lit(config.abs_ceiling),
+        ).alias("band_high"),
     )
 
 
@@ -302,11 +309,12 @@ def screen_reasons(observations: pl.DataFrame,
     if observations.height == 0:
         return pl.Series("screens", [], dtype=pl.String), Counter()
     reasons = _reasons(observations, context)
-    row_of = pl.Series("_row_of", _held_with_inversion(reasons))
-    reasons = reasons.with_columns(
-        pl.coalesce("spot_above_on_demand",
-                    pl.format("held with its page row: {}", pl.lit(row_of)))
-        .alias("spot_above_on_demand"))
+    if reasons["spot_above_on_demand"].is_not_null().any():
+        row_of = pl.Series("_row_of", _held_with_inversion(reasons))
+        reasons = reasons.with_columns(
+            pl.coalesce("spot_above_on_demand",
+                        pl.format("held with its page row: {}", pl.lit(row_of)))
+            .alias("spot_above_on_demand"))
     counts = Counter({name: int(reasons[name].is_not_null().sum()) for name in SCREENS})
     joined = pl.concat_str([pl.col(name) for name in SCREENS], separator="; ",
                            ignore_nulls=True)  # "" when every screen passed
@@ -320,6 +328,26 @@ def screen_rows(observations: pl.DataFrame, context: ScreenContext | None = None
     marked = observations.with_columns(why.alias("failed_check"))
     return Screened(marked.filter(pl.col("failed_check").is_null()).drop("failed_check"),
                     marked.filter(pl.col("failed_check").is_not_null()), counts)
+
+
+def band_screen(good: pl.DataFrame, market: pl.DataFrame | None) -> Screened:
+    """The price band alone, narrowed to the market (the one screen that changes once the
+    warehouse's context is known): rows outside it held with the band in the reason."""
+    if good.height == 0 or market is None or market.height == 0:
+        return Screened(good, good.with_columns(pl.lit(None, pl.String).alias("failed_check"))
+                        .clear())
+    band = band_frame(market)
+    per_gpu = pl.col("price_usd_per_hour") / pl.col("gpu_count")
+    reason = pl.when(pl.col("band_low").is_not_null() & per_gpu.is_not_null()
+                     & ~per_gpu.is_between(pl.col("band_low"), pl.col("band_high"))).then(
+        pl.format("suspect: ${}/GPU-h outside the band ${}-${} for {}", per_gpu.round(4),
+                  _money("band_low"), _money("band_high"), pl.col("gpu_model")))
+    marked = (good.with_row_index("_row").join(band, on="gpu_model", how="left").sort("_row")
+              .with_columns(reason.alias("failed_check")).select(*good.columns, "failed_check"))
+    held = marked.filter(pl.col("failed_check").is_not_null())
+    counts = Counter({"band": held.height}) if held.height else Counter()
+    return Screened(marked.filter(pl.col("failed_check").is_null()).drop("failed_check"), held,
+                    counts)
 
 
 # --- flags ----------------------------------------------------------------------------------

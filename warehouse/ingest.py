@@ -30,10 +30,15 @@ from schemas.observation import (
     ValidatedBatch,
     batch_rejection,
     to_observations,
-    validate,
     validate_guarded,
 )
-from schemas.screens import describe_counts, flag_jumps, provider_gates, reserved_without_term
+from schemas.screens import (
+    band_screen,
+    describe_counts,
+    flag_jumps,
+    provider_gates,
+    reserved_without_term,
+)
 from scrapers.base import ParseError, RawCapture, Skips, Source
 from warehouse.append import (
     ScrapeRecord,
@@ -141,8 +146,8 @@ def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: Raw
     Returns the batch and what the run's note must say about an aggregator's providers (gated
     ones, and ones this capture leaves out: both keep their earlier prices)."""
     context = screen_context(con, source.name, raw.fetched_at, aggregator=source.aggregator)
-    rescreened = validate(batch.good, context)
-    good, counts = rescreened.good, batch.screens + rescreened.screens
+    rescreened = band_screen(batch.good, context.market)
+    good, counts = rescreened.good, batch.screens + rescreened.counts
     good, jumps = flag_jumps(good, context)
     if jumps:
         counts["jump"] += jumps

@@ -79,34 +79,14 @@ FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
 WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
 GROUP BY s.source;
 
--- An aggregator's part for one provider that its current capture lacks (the provider's part
--- was rejected by a volume gate, or the capture does not mention it): the provider's last
--- stored part at `as_of` (provider_capture, migration 007) stays in effect, and goes stale by
--- itself when no newer part comes. Direct sources have no parts: their capture is whole.
-CREATE OR REPLACE MACRO held_parts_at(as_of) AS TABLE
-WITH cap AS (
-    SELECT * FROM capture_at(as_of)
-), parts AS (
-    SELECT p.* FROM provider_capture p SEMI JOIN cap USING (source) WHERE p.observed_at <= as_of
-), current_parts AS (
-    SELECT p.source, p.provider FROM parts p
-    JOIN cap c ON p.source = c.source AND p.capture_id = c.capture_id
-              AND p.observed_at = c.observed_at
-), latest AS (
-    SELECT source, provider, arg_max(capture_id, observed_at) AS capture_id,
-           max(observed_at) AS observed_at
-    FROM parts GROUP BY source, provider
-)
-SELECT l.*, (SELECT max(s.finished_at) FROM scrape_run s
-             WHERE s.source = l.source AND s.capture_id = l.capture_id
-               AND s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
-            ) AS last_success_at
-FROM latest l ANTI JOIN current_parts USING (source, provider);
-
 -- Every source's observations in effect at `as_of` (aggregators included, no precedence),
 -- with the source's kind and whether it was stale then. A capture that is still a source's
 -- current one is read from latest_observation (~15k rows, kept by warehouse/summaries.py);
--- only older captures (and an aggregator's held parts) are looked up in observation.
+-- only older captures are looked up in observation.
+-- An aggregator's part for one provider that its current capture lacks (the provider's part
+-- was rejected by a volume gate, or the capture does not mention it) stays in effect: the
+-- provider's last stored part at `as_of` (provider_capture, migration 007), stale once no run
+-- has seen that capture for stale_after(). Direct sources have no parts: their capture is whole.
 CREATE OR REPLACE MACRO observations_at(as_of) AS TABLE
 WITH cap AS (
     SELECT * FROM capture_at(as_of)
@@ -117,7 +97,21 @@ WITH cap AS (
 ), older AS (
     SELECT cap.* FROM cap ANTI JOIN held USING (source, capture_id, observed_at)
 ), parts AS (
-    SELECT * FROM held_parts_at(as_of)
+    SELECT p.* FROM provider_capture p SEMI JOIN cap USING (source) WHERE p.observed_at <= as_of
+), current_parts AS (
+    SELECT p.source, p.provider FROM parts p
+    JOIN cap c ON p.source = c.source AND p.capture_id = c.capture_id
+              AND p.observed_at = c.observed_at
+), held_parts AS (
+    SELECT source, provider, arg_max(capture_id, observed_at) AS capture_id,
+           max(observed_at) AS observed_at
+    FROM parts ANTI JOIN current_parts USING (source, provider)
+    GROUP BY source, provider
+), held_seen AS (
+    SELECT s.source, s.capture_id, max(s.finished_at) AS last_success_at
+    FROM scrape_run s SEMI JOIN held_parts h USING (source, capture_id)
+    WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
+    GROUP BY s.source, s.capture_id
 ), picked AS (
     SELECT o.*, r.last_success_at FROM latest_observation o
     JOIN recent r ON o.source = r.source AND o.capture_id = r.capture_id
@@ -127,9 +121,10 @@ WITH cap AS (
     JOIN older r ON o.source = r.source AND o.capture_id = r.capture_id
                 AND o.observed_at = r.observed_at
     UNION ALL
-    SELECT o.*, p.last_success_at FROM observation o
-    JOIN parts p ON o.source = p.source AND o.provider = p.provider
-                AND o.capture_id = p.capture_id AND o.observed_at = p.observed_at
+    SELECT o.*, seen.last_success_at FROM observation o
+    JOIN held_parts p ON o.source = p.source AND o.provider = p.provider
+                     AND o.capture_id = p.capture_id AND o.observed_at = p.observed_at
+    JOIN held_seen seen ON seen.source = p.source AND seen.capture_id = p.capture_id
 )
 SELECT p.* EXCLUDE (last_success_at), src.aggregator, src.kind AS source_kind,
        p.last_success_at, (p.last_success_at < as_of - stale_after()) AS stale
@@ -152,12 +147,18 @@ CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
 -- pricing (the best by source_rank); aggregator rows fill in only for providers that have no
 -- direct source at all.
 CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
-WITH seen AS (
-    SELECT * FROM observations_at(as_of)
-    WHERE in_force(effective_from, as_of)
-    QUALIFY effective_from IS NOT DISTINCT FROM max(effective_from) OVER (
-        PARTITION BY source, provider, offering, region, pricing, gpu_count, gpu_only,
-                     term_months)
+WITH in_force AS (
+    SELECT * FROM observations_at(as_of) WHERE in_force(effective_from, as_of)
+), dated AS (  -- offerings with an announced price now in force, and its latest date
+    SELECT source, provider, offering, region, pricing, gpu_count, gpu_only, term_months,
+           max(effective_from) AS latest
+    FROM in_force WHERE effective_from IS NOT NULL GROUP BY ALL
+), seen AS (  -- of one offering's prices in force, the latest announced one replaces the rest
+    SELECT i.* FROM in_force i ANTI JOIN dated d
+        ON i.source = d.source AND i.provider = d.provider AND i.offering = d.offering
+       AND i.region = d.region AND i.pricing = d.pricing AND i.gpu_count = d.gpu_count
+       AND i.gpu_only = d.gpu_only AND i.term_months IS NOT DISTINCT FROM d.term_months
+       AND i.effective_from IS DISTINCT FROM d.latest
 ), direct_providers AS (
     SELECT DISTINCT provider FROM seen WHERE NOT aggregator
 ), kept AS (

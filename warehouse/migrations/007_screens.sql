@@ -4,7 +4,7 @@
 --   provider_capture  for aggregator sources: which providers each stored capture priced, and
 --                     how many rows. A provider whose part of a capture was rejected by a volume
 --                     gate, or that the capture does not mention, keeps the prices of its last
---                     stored part (views.sql: held_parts_at), so an aggregator's partial answer
+--                     stored part (views.sql: observations_at), so an aggregator's partial answer
 --                     never wipes a provider.
 ALTER TABLE observation ADD COLUMN IF NOT EXISTS screen_flag VARCHAR;
 ALTER TABLE latest_observation ADD COLUMN IF NOT EXISTS screen_flag VARCHAR;
