@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -26,12 +26,21 @@ REFUSED = ("disabled by configuration", "configuration has been locked",
            "disabled through configuration", "permission error")
 
 
+# A capture's day: from the first web archives of provider pages to tomorrow (UTC).
+FIRST_CAPTURE_DAY = datetime(2005, 1, 1, tzinfo=UTC)
+
+
 def parse(
     source: Annotated[str, typer.Argument(help="source name, e.g. vastai")],
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="saved payload")],
+    as_of: Annotated[datetime | None, typer.Option(
+        "--as-of", formats=["%Y-%m-%d"], show_default=False,
+        help="the capture's day (2005-01-01 .. today): an announced price is in force only "
+             "from its date on [default: the file's modification time]")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Parse one saved payload with SOURCE's parser and print the rows. Touches no database."""
+    """Parse one saved payload with SOURCE's parser, screen it, and print the rows that would
+    be stored (and, on stderr, the rows the screens would hold). Touches no database."""
     from schemas.observation import to_observations, validate_guarded
     from scrapers.base import ParseError, RawCapture
     from scrapers.registry import get_source
@@ -51,7 +60,12 @@ def parse(
         setting = "GPUPRICES_MAX_PAGE_BYTES" if src.kind == "page" else "GPUPRICES_MAX_BYTES"
         raise fail(f"{file} is larger than the {cap:,}-byte cap for {src.kind} sources "
                    f"({setting}); not parsed")
-    fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
+    if as_of is not None:
+        fetched = as_of.replace(tzinfo=UTC)
+        if not FIRST_CAPTURE_DAY <= fetched <= datetime.now(UTC) + timedelta(days=1):
+            raise fail(f"--as-of {as_of:%Y-%m-%d} is out of range (2005-01-01 .. today)", 2)
+    else:
+        fetched = datetime.fromtimestamp(file.stat().st_mtime, UTC)
     raw = RawCapture(source=src.name, url=src.url, fetched_at=fetched, body=body)
     try:
         report = src.parse_report(raw)
@@ -61,14 +75,17 @@ def parse(
     skipped = f"; skipped: {report.skips.describe()}" if report.skips else ""
     typer.echo(f"read by strategy: {report.strategy} ({report.frame.height} rows){skipped}",
                err=True)
+    typer.echo(f"as of {fetched:%Y-%m-%d} (the capture's day: prices announced for later are "
+               "not in force)", err=True)
     batch = validate_guarded(observations, aggregator=src.aggregator)
     shown = ["provider", "offering", "gpu_name", "gpu_model", "gpu_count", "gpu_memory_gb",
-             "region", "pricing", "price_usd_per_hour", "price_usd_per_gpu_hour", "available"]
+             "region", "pricing", "term_months", "effective_from", "price_usd_per_hour",
+             "price_usd_per_gpu_hour", "available"]
     frame = batch.good if fmt is not Format.table else batch.good.select(shown)
     print_frame(frame, fmt, title=f"{source}: {file.name}")
     if batch.quarantined.height:
-        typer.secho(f"{batch.quarantined.height} rows fail validation (would be quarantined):",
-                    err=True, fg=typer.colors.YELLOW)
+        typer.secho(f"{batch.quarantined.height} rows held by the screens or checks (would "
+                    "be quarantined):", err=True, fg=typer.colors.YELLOW)
         for row in batch.quarantined.select("offering", "failed_check").head(20).iter_rows():
             typer.echo(f"  {row[0]}: {row[1]}", err=True)
 
@@ -102,8 +119,9 @@ def query(
 
 
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
-    """Every source: provider, kind, URL, last success, rows last run, status, and the rows
-    its last successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
+    """Every source: provider, kind, URL, last success, rows last run, status, the rows its
+    last run quarantined (and why, by screen: "3 unknown GPU"), and the rows its last
+    successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
     import polars as pl
 
     from scrapers.registry import all_sources
@@ -118,8 +136,8 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
         with read_warehouse(settings.warehouse) as con:
             status = con.execute(
                 "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
-                "last_status, stale, unknown_gpus, skipped_last_parse, last_error "
-                "FROM source_status").pl()
+                "last_status, stale, quarantined_last_parse, screened_last_parse, unknown_gpus, "
+                "skipped_last_parse, last_error FROM source_status").pl()
     if status is None or status.height == 0:
         frame = registry.with_columns(pl.lit("never run").alias("last_status"))
     else:
@@ -216,7 +234,7 @@ def print_summary(warehouse: Path, fmt: Format = Format.table) -> None:
         print_frame(rows_per_source(con), fmt, title="rows per source (last refresh)")
         unknown = unknown_gpus(con)
         if unknown.height or fmt is not Format.table:
-            print_frame(unknown, fmt, title="GPU names not in the catalog (kept as 'unknown')")
+            print_frame(unknown, fmt, title="GPU names not in the catalog (rows quarantined)")
         else:
             typer.echo("GPU names not in the catalog: none")
         prices = current_prices_at(con, datetime.now(UTC))

@@ -34,7 +34,8 @@ SUSPECT_SHARE = 0.5  # more than this share of rows breaking an invariant: the l
 MAX_PLAIN_COUNT = 16  # no single instance has more GPUs than this (larger counts are pods)
 INVARIANTS = ("count_from_name", "per_gpu_price_mismatch", "memory_not_the_cards",
               "conflicting_duplicate")
-_DUPLICATE_KEY = ("source", "offering", "pricing", "region", "gpu_count", "gpu_only")
+_DUPLICATE_KEY = ("source", "offering", "pricing", "region", "gpu_count", "gpu_only",
+                  "term_months", "effective_from")
 
 
 def _count_from_name() -> pl.Expr:

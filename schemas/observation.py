@@ -2,12 +2,15 @@
 
 One observation = one offering x pricing x region, as seen in one raw capture at one time.
 Rows that fail a check are never dropped and never stored as observations: they go to
-quarantine with the name of the check they failed.
+quarantine with the name of the check they failed. `validate` runs the screens
+(schemas/screens.py: unknown GPU, currency, count in the name, the price band, page
+invariants) and then this model's checks; `validate_guarded` adds the suspect-layout guard.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import pandera.polars as pa
@@ -16,8 +19,9 @@ from pandera.engines.polars_engine import Date, DateTime
 
 from contract import PARSED_SCHEMA, PRICING, RawCapture, conform
 from schemas.fx import FX_COLUMNS
-from schemas.gpus import UNKNOWN_GPU, catalog_frame, normalise_gpu_name
+from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
 from schemas.invariants import suspect_layout
+from schemas.screens import ScreenContext, screen_reasons, volume_gate
 
 SOURCE_KINDS = ("api", "page", "catalog", "static")
 _ADDED_IN_V6 = ("term_months", "effective_from", "currency", "price_native_per_hour",
@@ -34,30 +38,11 @@ OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     "gpu_model": pl.String(),
     "price_usd_per_gpu_hour": pl.Float64(),
     **{c: t for c, t in PARSED_SCHEMA.items() if c in _ADDED_IN_V6},
+    # Added in schema version 7: why a stored row is kept out of the market (an unconfirmed
+    # jump, schemas.screens.flag_jumps); null for a row nothing flagged.
+    "screen_flag": pl.String(),
     **FX_COLUMNS,  # migration 009: the rate a non-USD price was converted at, and its day
 }
-
-# Plausible $/GPU-hour band: proportional to the card's dense BF16 throughput, with absolute
-# floors and ceilings. Catches dollars<->cents unit changes (x100, /100) and zeros.
-BAND_FLOOR_PER_TFLOP = 0.0002
-BAND_CEILING_PER_TFLOP = 0.04
-BAND_MIN_CEILING = 6.0
-BAND_ABS_FLOOR = 0.005
-BAND_ABS_CEILING = 150.0
-
-
-def price_band() -> pl.DataFrame:
-    """(gpu_model, band_low, band_high) per catalog GPU."""
-    tflops = pl.col("bf16_tflops").fill_null(0.0)
-    return catalog_frame().select(
-        "gpu_model",
-        pl.max_horizontal(tflops * BAND_FLOOR_PER_TFLOP, pl.lit(BAND_ABS_FLOOR)).alias("band_low"),
-        pl.min_horizontal(
-            pl.max_horizontal(tflops * BAND_CEILING_PER_TFLOP, pl.lit(BAND_MIN_CEILING)),
-            pl.lit(BAND_ABS_CEILING),
-        ).alias("band_high"),
-    )
-
 
 class Observation(pa.DataFrameModel):
     """A validated price observation (polars backend)."""
@@ -91,31 +76,7 @@ class Observation(pa.DataFrameModel):
     fx_date: Date = pa.Field(nullable=True)
     gpu_model: str = pa.Field(nullable=False)
     price_usd_per_gpu_hour: float = pa.Field(nullable=False, gt=0)
-
-    @pa.dataframe_check(name="per_gpu_price_is_price_over_count")
-    def per_gpu_price_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        expected = pl.col("price_usd_per_hour") / pl.col("gpu_count")
-        return data.lazyframe.select(
-            ((pl.col("price_usd_per_gpu_hour") - expected).abs() <= 1e-9 + 1e-6 * expected)
-            .fill_null(False)
-        )
-
-    @pa.dataframe_check(name="price_in_plausible_band_for_gpu")
-    def price_in_band(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        band = price_band().lazy()
-        return (
-            data.lazyframe.with_row_index("_row")
-            .join(band, on="gpu_model", how="left")
-            .sort("_row")
-            .select(
-                pl.col("price_usd_per_gpu_hour")
-                .is_between(
-                    pl.col("band_low").fill_null(BAND_ABS_FLOOR),
-                    pl.col("band_high").fill_null(BAND_ABS_CEILING),
-                )
-                .fill_null(False)
-            )
-        )
+    screen_flag: str = pa.Field(nullable=True)
 
     class Config:
         strict = True
@@ -127,6 +88,7 @@ class ValidatedBatch:
     good: pl.DataFrame  # OBSERVATION_SCHEMA
     quarantined: pl.DataFrame  # OBSERVATION_SCHEMA + failed_check
     suspect: str | None = None  # why the whole batch looks like a misread layout (all quarantined)
+    screens: Counter[str] = field(default_factory=Counter)  # rows each screen held (or counted)
 
 
 def to_observations(
@@ -158,25 +120,42 @@ def to_observations(
         pl.col("gpu_model").fill_null(UNKNOWN_GPU),
         pl.col("gpu_only").fill_null(False),
         (pl.col("price_usd_per_hour") / pl.col("gpu_count")).alias("price_usd_per_gpu_hour"),
+        pl.lit(None, pl.String).alias("screen_flag"),
         *(pl.lit(None, kind).alias(column) for column, kind in FX_COLUMNS.items()),
     ).select(list(OBSERVATION_SCHEMA))
 
 
-def validate(observations: pl.DataFrame) -> ValidatedBatch:
-    """Split a batch into rows that pass every check and rows quarantined with the failed check."""
+def validate(observations: pl.DataFrame, context: ScreenContext | None = None) -> ValidatedBatch:
+    """Split a batch into rows that pass every screen and check, and rows quarantined with
+    the screens' reasons and the failed checks (joined by "; "). `context`: what the
+    warehouse knows (the market, for the band); None for a bare parse."""
     frame = observations.select(list(OBSERVATION_SCHEMA))
+    screened, counts = screen_reasons(frame, context)
+    checked = _check_reasons(frame)
+    if isinstance(checked, str):  # a schema-level failure: the whole batch is suspect
+        return ValidatedBatch(good=frame.clear(), screens=counts,
+                              quarantined=frame.with_columns(pl.lit(checked)
+                                                             .alias("failed_check")))
+    joined = pl.concat_str([pl.lit(screened), pl.lit(checked)], separator="; ",
+                           ignore_nulls=True)  # "" when the row passed both
+    marked = frame.with_columns(pl.when(joined != "").then(joined).alias("failed_check"))
+    return ValidatedBatch(good=marked.filter(pl.col("failed_check").is_null())
+                          .drop("failed_check"),
+                          quarantined=marked.filter(pl.col("failed_check").is_not_null()),
+                          screens=counts)
+
+
+def _check_reasons(frame: pl.DataFrame) -> pl.Series | str:
+    """The pandera model's failed checks per row (null: passed), aligned with `frame`; or,
+    for a schema-level failure (wrong dtype, missing column), its reason for the whole batch."""
+    none = pl.Series("checks", [None] * frame.height, dtype=pl.String)
     try:
         Observation.validate(frame, lazy=True)
     except pa.errors.SchemaErrors as errors:
         cases = errors.failure_cases
         row_level = cases.filter(pl.col("index").is_not_null())
         if row_level.height == 0:
-            # A schema-level failure (wrong dtype, missing column): the whole batch is suspect.
-            reason = "; ".join(sorted(set(cases["check"].cast(pl.String).to_list())))
-            return ValidatedBatch(
-                good=frame.clear(),
-                quarantined=frame.with_columns(pl.lit(reason).alias("failed_check")),
-            )
+            return "; ".join(sorted(set(cases["check"].cast(pl.String).to_list())))
         reasons = (
             row_level.with_columns(
                 pl.when(pl.col("schema_context") == "Column")
@@ -185,43 +164,37 @@ def validate(observations: pl.DataFrame) -> ValidatedBatch:
                 .alias("reason")
             )
             .group_by("index")
-            .agg(pl.col("reason").unique().sort().str.join("; ").alias("failed_check"))
+            .agg(pl.col("reason").unique().sort().str.join("; ").alias("checks"))
+            .with_columns(pl.col("index").cast(pl.UInt32))
         )
-        indexed = frame.with_row_index("_row")
-        bad = indexed.join(reasons, left_on="_row", right_on=pl.col("index").cast(pl.UInt32),
-                           how="inner")
-        good = indexed.join(reasons, left_on="_row", right_on=pl.col("index").cast(pl.UInt32),
-                            how="anti")
-        return ValidatedBatch(
-            good=good.drop("_row"),
-            quarantined=bad.sort("_row").drop("_row", "index", strict=False),
-        )
-    return ValidatedBatch(good=frame, quarantined=frame.clear().with_columns(
-        pl.lit(None, pl.String).alias("failed_check")))
+        return (frame.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("index"))
+                .join(reasons, on="index", how="left", maintain_order="left")["checks"])
+    return none
 
 
-def validate_guarded(observations: pl.DataFrame, *, aggregator: bool = False) -> ValidatedBatch:
+def validate_guarded(observations: pl.DataFrame, *, aggregator: bool = False,
+                     context: ScreenContext | None = None) -> ValidatedBatch:
     """`validate`, then the suspect-layout guard (schemas.invariants) over the whole batch.
 
     When most rows break the page's own invariants, no row is good: every row goes to
     quarantine with the guard's reason and `suspect` says why, so the caller fails the source
     and keeps its earlier prices. Ingest and reparse land batches through this function.
     """
-    batch = validate(observations)
+    context = context or ScreenContext(aggregator=aggregator)
+    batch = validate(observations, context)
     reason = suspect_layout(observations, duplicates_conflict=not aggregator)
     if reason is None:
         return batch
     frame = observations.select(list(OBSERVATION_SCHEMA))
     return ValidatedBatch(good=frame.clear(),
                           quarantined=frame.with_columns(pl.lit(reason).alias("failed_check")),
-                          suspect=reason)
+                          suspect=reason, screens=batch.screens)
 
 
-def batch_rejection(rows_parsed: int, previous_good_rows: int | None) -> str | None:
-    """Why a whole batch must not land, or None. Guards against layout changes and wipe-outs."""
-    if rows_parsed == 0:
+def batch_rejection(rows: int, previous_good_rows: int | None,
+                    prices: pl.Series | None = None) -> str | None:
+    """Why a whole batch must not land, or None. Guards against layout changes and wipe-outs
+    (the volume gate of schemas.screens: fewer than half the rows, or every price zero)."""
+    if rows == 0:
         return "the response parsed to zero rows (page layout or API shape changed?)"
-    if previous_good_rows and rows_parsed < previous_good_rows / 2:
-        return (f"only {rows_parsed} rows against {previous_good_rows} in the last good run "
-                "(lost more than half: partial or changed response?)")
-    return None
+    return volume_gate(rows, previous_good_rows, prices)

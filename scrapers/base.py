@@ -36,6 +36,7 @@ from contract import (
     now_utc,
     rows_frame,
 )
+from contract.prices import price_reading, tag_foreign_prices
 from contract.redact import contains_secret, redact, redact_bytes
 
 if TYPE_CHECKING:  # only an annotation here: `gpuprices query` should not pay for importing it
@@ -105,9 +106,13 @@ class SourceDef:
         """Rows, the rows skipped by reason, and the strategy that read them ("api" for
         non-page parsers): a parser's frame or Parsed, conformed to PARSED_SCHEMA."""
         try:
-            result = self.parse_fn(raw)
+            # Every price text the parser reads is noted, so a row it left in USD although
+            # the text was in euros (or any other currency) gets that currency back.
+            with price_reading() as log:
+                result = self.parse_fn(raw)
             parsed = result if isinstance(result, Parsed) else Parsed(result)
-            return Parsed(self._with_provider(conform(parsed.frame)), parsed.skips,
+            frame = tag_foreign_prices(self._with_provider(conform(parsed.frame)), log)
+            return Parsed(frame, parsed.skips,
                           parsed.strategy or ("page" if self.kind == "page" else "api"))
         except ParseError:
             raise

@@ -14,9 +14,9 @@ ParseError. When none reads the page, the ParseError names every strategy tried,
 layout was recognised but every row on it was skipped, the skips, so a new layout fails
 loudly instead of yielding a guessed number.
 
-Price text is parsed once, here: `parse_price("$2.99 / GPU / hr")` knows the amount, the
-currency, the period (hour, minute, second, month, year) and whether it is per GPU or per
-instance, from the page's own words.
+Price text is parsed once, by contract.prices.parse_price (re-exported here):
+`parse_price("$2.99 / GPU / hr")` knows the amount, the currency, the period and whether it is
+per GPU or per instance, from the page's own words, and refuses text it cannot read for sure.
 """
 
 from __future__ import annotations
@@ -31,11 +31,23 @@ from typing import Any, Literal
 import polars as pl
 from bs4 import BeautifulSoup, Tag
 
+from contract.prices import (
+    HOURS_PER,
+    PagePrice,
+    Period,
+    PriceTextError,
+    clean_text,
+    parse_price,
+    price_unit,
+)
 from scrapers.base import Parsed, ParseError, RawCapture, Skips
 
 __all__ = [
+    "HOURS_PER",
     "STRATEGY_ORDER",
     "PagePrice",
+    "Period",
+    "PriceTextError",
     "Strategy",
     "StrategyParser",
     "Table",
@@ -66,23 +78,6 @@ __all__ = [
 
 StrategyName = Literal["json-ld", "next-data", "data-attributes", "table", "cards", "api"]
 STRATEGY_ORDER: tuple[str, ...] = ("json-ld", "next-data", "data-attributes", "table", "cards")
-Period = Literal["second", "minute", "hour", "day", "month", "year"]
-HOURS_PER: dict[str, float] = {
-    "second": 1 / 3600, "minute": 1 / 60, "hour": 1.0, "day": 24.0,
-    "month": 730.0, "year": 8760.0,
-}
-
-# Characters that pages and file indexes slip into text: no-break and zero-width spaces,
-# joiners, the byte-order mark, soft hyphens.
-_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
-_SPACES = re.compile(r"[\s\u00a0\u202f\u2007]+")
-
-
-def clean_text(text: str | None) -> str:
-    """Text with invisible characters removed and runs of any white space folded to one."""
-    if not text:
-        return ""
-    return _SPACES.sub(" ", _INVISIBLE.sub("", text)).strip()
 
 
 def soup_of(raw: RawCapture | str | bytes) -> BeautifulSoup:
@@ -92,97 +87,8 @@ def soup_of(raw: RawCapture | str | bytes) -> BeautifulSoup:
 
 
 # --- prices ---------------------------------------------------------------------------------
-
-_CURRENCY_SIGNS = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
-_CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "CNY", "INR", "CAD", "AUD", "SGD", "CHF")
-# An amount: "$2.99", "$2 .0000" (a typo seen on a real page), "1,234.50", "€ 0.75".
-_AMOUNT = re.compile(
-    r"(?P<sign>US\$|[$€£¥₹])?\s*(?P<num>\d{1,3}(?:,\d{3})+(?:\s?\.\s?\d+)?|\d+(?:\s?\.\s?\d+)?)"
-    r"\s*(?P<code>" + "|".join(_CURRENCY_CODES) + r")?",
-)
-_PERIODS: tuple[tuple[Period, re.Pattern[str]], ...] = (
-    ("second", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:gpu\s*[-/]?\s*)?(?:s|sec|secs|second)\b",
-                          re.I)),
-    ("minute", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:gpu\s*[-/]?\s*)?(?:min|mins|minute)\b", re.I)),
-    ("hour", re.compile(r"(?:/|\bper\b|\ban\b|\ba\b)\s*(?:gpu\s*[-/]?\s*)?(?:h|hr|hrs|hour)\b"
-                        r"|\bhourly\b|/\s*gpu\s*/\s*h", re.I)),
-    ("day", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:day)\b|\bdaily\b", re.I)),
-    ("month", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:mo|month)\b|\bmonthly\b", re.I)),
-    ("year", re.compile(r"(?:/|\bper\b|\ba\b)\s*(?:yr|year)\b|\byearly\b|\bannual", re.I)),
-)
-_PER_GPU = re.compile(r"\bper\s*gpu\b|/\s*gpu\b|\bgpu\s*[-/]\s*h(?:ou)?r|\bgpu\s*hour|"
-                      r"\bper\s+gpu\s+per\b|\bgpu\s*/\s*h", re.I)
-# "$1.89 / H100 / hr", "per A100 per hour": priced per named GPU, i.e. per GPU.
-_PER_MODEL = re.compile(r"(?:/|\bper\b)\s*(?:nvidia\s+)?[a-z]{1,3}\d{2,4}[a-z]*\s*"
-                        r"(?:/|\bper\b|-)\s*h", re.I)
-_PER_INSTANCE = re.compile(r"(?:/|\bper\b)\s*(?:instance|node|server|machine|vm|pod)\b", re.I)
-_NOT_A_PRICE = re.compile(r"contact|talk to|get a quote|request|sold out|coming soon|"
-                          r"\bn/?a\b|^\s*[-–—]\s*$|unavailable|waitlist|call us", re.I)
-_FROM = re.compile(r"\b(?:from|starting\s+(?:at|from)|as\s+low\s+as)\b", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class PagePrice:
-    """A price as a page states it. `per_gpu` is None when the text does not say."""
-
-    amount: float
-    currency: str
-    period: Period | None
-    per_gpu: bool | None
-    starting_from: bool = False
-    text: str = ""
-
-    def hourly(self) -> float:
-        """The amount per hour; ParseError when the text named no period."""
-        if self.period is None:
-            raise ParseError(f"price {self.text!r} names no period (/hr, /mo ...)")
-        return self.amount / HOURS_PER[self.period]
-
-
-def price_unit(text: str | None) -> tuple[Period | None, bool | None]:
-    """(period, per GPU?) from unit words alone: a price's tail ("/ GPU / hr") or a column
-    header ("PRICE/GPU/HR*", "On-Demand Price (/hr)"). per GPU is None when not said."""
-    cleaned = clean_text(text)
-    if re.fullmatch(r"[A-Z0-9 /*().$-]+", cleaned):
-        cleaned = cleaned.replace("/", " / ")  # headers in capitals glue words: PRICE/GPU/HR
-    period = next((p for p, pattern in _PERIODS if pattern.search(cleaned)), None)
-    per_gpu: bool | None = None
-    if _PER_GPU.search(cleaned) or _PER_MODEL.search(cleaned):
-        per_gpu = True
-    elif _PER_INSTANCE.search(cleaned):
-        per_gpu = False
-    return period, per_gpu
-
-
-def parse_price(text: str | None, *, default_period: Period | None = None,
-                default_currency: str | None = None) -> PagePrice | None:
-    """A PagePrice for price text, or None when the text holds no price ("Contact sales").
-
-    >>> parse_price("$2.99 / GPU / hr")
-    PagePrice(amount=2.99, currency='USD', period='hour', per_gpu=True, starting_from=False, text='$2.99 / GPU / hr')
-    >>> parse_price("$20.72 / hr").per_gpu is None
-    True
-    """  # noqa: E501
-    cleaned = clean_text(text)
-    if not cleaned or _NOT_A_PRICE.search(cleaned):
-        return None
-    # The first amount with a currency sign or code wins: "8x H100 $20.72" is not 8 dollars.
-    matches = list(_AMOUNT.finditer(cleaned))
-    match = next((m for m in matches if m.group("sign") or m.group("code")),
-                 matches[0] if matches else None)
-    if match is None:
-        return None
-    sign, code = match.group("sign"), match.group("code")
-    currency = (_CURRENCY_SIGNS.get(sign or "") or code or default_currency)
-    if currency is None:
-        return None  # a bare number is not a price unless the caller knows the currency
-    number = match.group("num").replace(",", "").replace(" ", "")
-    period, per_gpu = price_unit(cleaned[match.end():])
-    period = period or default_period
-    return PagePrice(amount=float(number), currency=currency, period=period, per_gpu=per_gpu,
-                     starting_from=bool(_FROM.search(cleaned[:match.start()] or "")),
-                     text=cleaned)
-
+# Price text is read by ONE function, contract.prices.parse_price (re-exported here): this
+# module's strategies and every page source call it.
 
 _NO_PRICE_WORDS = (("contact", "contact sales"), ("talk to", "contact sales"),
                    ("quote", "contact sales"), ("call us", "contact sales"),
@@ -200,7 +106,10 @@ def no_price_reason(text: str | None) -> str:
             return reason
     if not low or low in {"-", "–", "—"} or re.fullmatch(r"n/?a\.?", low):
         return "no price (n/a)"
-    price = parse_price(low, default_currency="USD")
+    try:
+        price = parse_price(low, default_currency="USD")
+    except PriceTextError:
+        return "no price (unreadable)"
     return "no price (zero)" if price is not None and price.amount <= 0 else \
         "no price (unreadable)"
 

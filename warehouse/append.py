@@ -107,6 +107,13 @@ def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFram
         con.unregister(name)
 
 
+def _insert_parts(con: duckdb.DuckDBPyConnection, run_id: str, good: pl.DataFrame) -> None:
+    """An aggregator capture's parts: the providers its stored rows price, and how many rows."""
+    parts = good.group_by("source", "provider", "capture_id", "observed_at").agg(
+        pl.len().cast(pl.Int32).alias("rows")).with_columns(pl.lit(run_id).alias("run_id"))
+    _insert_frame(con, "provider_capture", parts)
+
+
 def _days_by_source(frame: pl.DataFrame | None) -> dict[str, set[date]]:
     """The UTC days each source's rows in `frame` fall on (for the summary tables)."""
     if frame is None or frame.height == 0:
@@ -151,11 +158,13 @@ def append_batch(
     capture: dict[str, object] | None = None,
     good: pl.DataFrame | None = None,
     quarantined: pl.DataFrame | None = None,
+    parts: bool = False,
 ) -> None:
     """Write one source's outcome in a single transaction.
 
     `capture` is the raw_capture row (kept even for failed parses, so the day can be re-parsed);
-    `good` rows become observations, `quarantined` rows go to quarantine with their failed check.
+    `good` rows become observations, `quarantined` rows go to quarantine with their failed check;
+    `parts` (aggregators): record which providers `good` prices (provider_capture).
     """
     con.execute("BEGIN TRANSACTION")
     try:
@@ -167,6 +176,8 @@ def append_batch(
             )
         if good is not None:
             _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
+            if parts:
+                _insert_parts(con, record.run_id, good)
         if quarantined is not None:
             _insert_frame(con, "quarantine", quarantined)
         record.finished_at = record.finished_at or datetime.now(UTC)
@@ -203,7 +214,12 @@ def replace_capture_observations(
             days.setdefault(source, set()).add(day)
         con.execute("DELETE FROM observation WHERE capture_id = ?", [capture_id])
         con.execute("DELETE FROM quarantine WHERE capture_id = ?", [capture_id])
+        con.execute("DELETE FROM provider_capture WHERE capture_id = ?", [capture_id])
         _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
+        aggregator = con.execute("SELECT aggregator FROM source WHERE source = ?",
+                                 [record.source]).fetchone()
+        if aggregator and aggregator[0] and good.height:
+            _insert_parts(con, record.run_id, good)
         _insert_frame(con, "quarantine", quarantined)
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)

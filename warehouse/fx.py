@@ -17,8 +17,9 @@ the reason ("no EUR rate within 7 days of 2026-11-20") until a reparse finds one
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -152,4 +153,5 @@ def hold_out(batch: ValidatedBatch, converted: Converted) -> ValidatedBatch:
         return batch
     quarantined = pl.concat([batch.quarantined, held.select(batch.quarantined.columns)],
                             how="vertical_relaxed")
-    return ValidatedBatch(batch.good, quarantined, batch.suspect)
+    return replace(batch, quarantined=quarantined,
+                   screens=batch.screens + Counter(no_exchange_rate=held.height))

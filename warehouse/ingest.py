@@ -4,16 +4,19 @@ This is the whole per-source pipeline after the network. The refresh flow, the b
 `reparse` and the tests all call it, so a capture lands the same way whichever path brought it.
 A failure at any step is recorded (scrape_run) with a reason, never raised past the caller.
 
-`ingest` = `prepare` (parse + convert + validate: CPU, the warehouse only read for exchange
-rates) then `land` (archive, guards, append). The refresh flow runs `prepare` outside the
-warehouse's write lock, so one source's parsing overlaps another's append. Rows the parser
-skipped (`Skips`: "12 contact sales, 3 hidden row") are written into the run's note, so
-`gpuprices sources` and the refresh summary show them.
+`ingest` = `prepare` (parse + convert + validate + the screens that need nothing but the rows:
+CPU, the warehouse only read for exchange rates) then `land` (archive, the screens that need the
+warehouse: the market's price band, jump flags, volume gates; append). The refresh flow runs
+`prepare` outside the warehouse's write lock, so one source's parsing overlaps another's append.
+Rows the parser skipped (`Skips`: "12 contact sales, 3 hidden row") and the rows the screens
+held ("screened: 3 unknown GPU") are written into the run's note, so `gpuprices sources` and
+the refresh summary show them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -23,10 +26,18 @@ import polars as pl
 
 from schemas.gpus import UNKNOWN_GPU
 from schemas.observation import (
+    OBSERVATION_SCHEMA,
     ValidatedBatch,
     batch_rejection,
     to_observations,
     validate_guarded,
+)
+from schemas.screens import (
+    band_screen,
+    describe_counts,
+    flag_jumps,
+    provider_gates,
+    reserved_without_term,
 )
 from scrapers.base import ParseError, RawCapture, Skips, Source
 from warehouse.append import (
@@ -37,6 +48,7 @@ from warehouse.append import (
 )
 from warehouse.archive import archive
 from warehouse.fx import convert_batch, hold_out
+from warehouse.screen_context import previous_parts, screen_context
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +90,15 @@ def parse_observations(source: Source, raw: RawCapture, run_id: str) -> pl.DataF
     return to_observations(source.parse(raw), raw, run_id)
 
 
-def skips_note(note: str | None, skips: Skips) -> str | None:
-    """The run's note with the parser's skips after it ("<note>; skipped: 2 contact sales")."""
-    if not skips:
-        return note
-    return "; ".join(filter(None, [note, f"skipped: {skips.describe()}"]))
+def skips_note(note: str | None, skips: Skips, screens: Counter[str] | None = None) -> str | None:
+    """The run's note with the parser's skips and the screens' counts after it
+    ("<note>; screened: 3 unknown GPU; skipped: 2 contact sales")."""
+    parts = [note]
+    if screens and describe_counts(screens):
+        parts.append(f"screened: {describe_counts(screens)}")
+    if skips:
+        parts.append(f"skipped: {skips.describe()}")
+    return "; ".join(filter(None, parts)) or None
 
 
 def unknown_names(observations: pl.DataFrame) -> list[str]:
@@ -103,12 +119,14 @@ class Prepared:
     unknown_gpus: tuple[str, ...] = ()
     error: str | None = None
     skips: Skips = field(default_factory=Skips)
+    prices: pl.Series | None = None  # every parsed row's price (the zero-price gate)
 
 
 def prepare(source: Source, raw: RawCapture, run_id: str,
             con: duckdb.DuckDBPyConnection | None = None) -> Prepared:
-    """Parse and validate `raw` (no clock; the warehouse `con` is only read, for exchange
-    rates: without it a non-USD price is held out). Never raises for bad input."""
+    """Parse, convert, validate and screen `raw` (no clock; the warehouse `con` is only read,
+    for exchange rates: without it a non-USD price is held out). Never raises for bad input.
+    Screens that need the warehouse (the market's band, jumps, gates) run in `land`."""
     capture_id = raw.capture_id  # a sha256 of the whole payload: ~1 ms per MB, so once
     try:
         report = source.parse_report(raw)
@@ -119,8 +137,49 @@ def prepare(source: Source, raw: RawCapture, run_id: str,
     # rate is held out into quarantine with the reason, for `reparse` once rates arrive.
     converted = convert_batch(con, observations, raw.fetched_at)
     batch = hold_out(validate_guarded(converted.rows, aggregator=source.aggregator), converted)
+    terms = reserved_without_term(batch.good)
+    if terms:
+        batch = replace(batch, screens=batch.screens + Counter(reserved_without_term=terms))
     return Prepared(capture_id, run_id, observations.height, batch,
-                    tuple(unknown_names(batch.good)), skips=report.skips)
+                    tuple(unknown_names(observations)), skips=report.skips,
+                    prices=observations["price_usd_per_hour"])
+
+
+def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
+                        batch: ValidatedBatch) -> tuple[ValidatedBatch, list[str]]:
+    """The screens that need the warehouse, over a prepared batch: the band narrowed to the
+    market's current prices, jump flags, and (aggregators) each provider's volume gate.
+    Returns the batch and what the run's note must say about an aggregator's providers (gated
+    ones, and ones this capture leaves out: both keep their earlier prices)."""
+    context = screen_context(con, source.name, raw.fetched_at, aggregator=source.aggregator)
+    rescreened = band_screen(batch.good, context.market)
+    good, counts = rescreened.good, batch.screens + rescreened.counts
+    good, jumps = flag_jumps(good, context)
+    if jumps:
+        counts["jump"] += jumps
+    batch = replace(batch, good=good, screens=counts, quarantined=pl.concat(
+        [batch.quarantined, rescreened.quarantined], how="vertical_relaxed"))
+    if not source.aggregator:
+        return batch, []
+    parsed = pl.concat([batch.good.select(list(OBSERVATION_SCHEMA)),
+                        batch.quarantined.select(list(OBSERVATION_SCHEMA))])
+    previous = previous_parts(con, source.name, raw.fetched_at)
+    gates = provider_gates(parsed, previous)
+    absent = sorted(set(previous) - set(parsed["provider"].unique().to_list()))
+    notes = [f"gated (earlier prices kept): {'; '.join(gates.values())}"] if gates else []
+    if absent:
+        notes.append(f"not in this capture (earlier prices kept): {', '.join(absent)}")
+    if not gates:
+        return batch, notes
+    gated = pl.col("provider").is_in(list(gates))
+    held = batch.good.filter(gated)
+    counts["volume_gate"] += held.height
+    reason = pl.concat_str(pl.lit("volume gate: "), pl.col("provider").replace_strict(
+        gates, default=None), pl.lit("; the provider's earlier prices stay current"))
+    quarantined = pl.concat([batch.quarantined, held.with_columns(reason.alias("failed_check"))],
+                            how="vertical_relaxed")
+    return replace(batch, good=batch.good.filter(~gated), quarantined=quarantined,
+                   screens=counts), notes
 
 
 def ingest(
@@ -185,7 +244,11 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
 
     batch = prepared.batch
-    record.note = skips_note(note, prepared.skips)
+    parts: list[str] = []
+    if not batch.suspect:
+        batch, parts = screen_in_warehouse(con, source, raw, batch)
+    record.note = "; ".join(filter(None, [skips_note(note, prepared.skips, batch.screens),
+                                          *parts])) or None
     record.rows_parsed = prepared.rows_parsed
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = list(prepared.unknown_gpus)
@@ -197,7 +260,13 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
     previous = previous_good_rows(con, source.name) if previous_rows == "last_run" \
         else previous_rows
-    rejection = batch_rejection(batch.good.height, previous)
+    if source.aggregator:
+        # An aggregator's shrink is judged per provider (screen_in_warehouse's gates): a file
+        # naming fewer providers lands, and the providers it leaves out keep their prices.
+        previous = None
+    rejection = batch_rejection(prepared.rows_parsed, previous, prepared.prices)
+    if rejection is None and batch.good.height == 0:
+        rejection = f"no row passed the screens ({prepared.rows_parsed} parsed)"
     if rejection and record.rows_quarantined:
         checks = batch.quarantined["failed_check"].value_counts(sort=True)
         top = checks.row(0)[0] if checks.height else "?"
@@ -209,7 +278,8 @@ def land(
         return ScrapeOutcome.of(record, raw.url)
     record.status = "success"
     record.rows_stored = batch.good.height
-    append_batch(con, record, capture=capture, good=batch.good, quarantined=batch.quarantined)
+    append_batch(con, record, capture=capture, good=batch.good, quarantined=batch.quarantined,
+                 parts=source.aggregator)
     return ScrapeOutcome.of(record, raw.url)
 
 

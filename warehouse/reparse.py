@@ -281,7 +281,7 @@ def _reparse_one(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], 
     batch = hold_out(validate_guarded(converted.rows, aggregator=src.aggregator), converted)
     record.rows_parsed = observations.height
     record.rows_quarantined = batch.quarantined.height
-    record.unknown_gpus = unknown_names(batch.good)
+    record.unknown_gpus = unknown_names(observations)  # held by the screens, not in good
     rejection = batch.suspect or batch_rejection(batch.good.height, before)
     if rejection:
         record.status = "reparse_rejected"

@@ -45,13 +45,19 @@ WITH last_run AS (
            -- what the last successful parse skipped, by reason (warehouse.ingest.skips_note)
            arg_max(coalesce(regexp_extract(note, 'skipped: (.*)$', 1), ''), finished_at)
                FILTER (WHERE status = 'success') AS skipped_last_parse,
+           -- the last run that parsed rows: how many the screens and checks quarantined, and
+           -- what the screens held or flagged, by screen (warehouse.ingest.skips_note)
+           arg_max(rows_quarantined, finished_at) FILTER (WHERE rows_parsed > 0)
+               AS quarantined_last_parse,
+           arg_max(coalesce(regexp_extract(note, 'screened: ([^;]*)', 1), ''), finished_at)
+               FILTER (WHERE rows_parsed > 0) AS screened_last_parse,
            max(finished_at) AS last_run_at
     FROM scrape_run GROUP BY source
 )
 SELECT src.source, src.provider, src.kind, src.url, src.aggregator,
        r.last_run_at, r.last_status, r.last_error, c.last_success_at, c.observed_at AS prices_as_of,
        coalesce(c.latest_rows, 0) AS latest_rows, r.rows_last_run, r.quarantined_last_run,
-       r.unknown_gpus, r.skipped_last_parse,
+       r.unknown_gpus, r.skipped_last_parse, r.quarantined_last_parse, r.screened_last_parse,
        (c.last_success_at IS NULL OR c.last_success_at < now() - stale_after()) AS stale
 FROM source src
 LEFT JOIN last_run r USING (source)
@@ -77,6 +83,10 @@ GROUP BY s.source;
 -- with the source's kind and whether it was stale then. A capture that is still a source's
 -- current one is read from latest_observation (~15k rows, kept by warehouse/summaries.py);
 -- only older captures are looked up in observation.
+-- An aggregator's part for one provider that its current capture lacks (the provider's part
+-- was rejected by a volume gate, or the capture does not mention it) stays in effect: the
+-- provider's last stored part at `as_of` (provider_capture, migration 007), stale once no run
+-- has seen that capture for stale_after(). Direct sources have no parts: their capture is whole.
 CREATE OR REPLACE MACRO observations_at(as_of) AS TABLE
 WITH cap AS (
     SELECT * FROM capture_at(as_of)
@@ -86,6 +96,22 @@ WITH cap AS (
     SELECT cap.* FROM cap SEMI JOIN held USING (source, capture_id, observed_at)
 ), older AS (
     SELECT cap.* FROM cap ANTI JOIN held USING (source, capture_id, observed_at)
+), parts AS (
+    SELECT p.* FROM provider_capture p SEMI JOIN cap USING (source) WHERE p.observed_at <= as_of
+), current_parts AS (
+    SELECT p.source, p.provider FROM parts p
+    JOIN cap c ON p.source = c.source AND p.capture_id = c.capture_id
+              AND p.observed_at = c.observed_at
+), held_parts AS (
+    SELECT source, provider, arg_max(capture_id, observed_at) AS capture_id,
+           max(observed_at) AS observed_at
+    FROM parts ANTI JOIN current_parts USING (source, provider)
+    GROUP BY source, provider
+), held_seen AS (
+    SELECT s.source, s.capture_id, max(s.finished_at) AS last_success_at
+    FROM scrape_run s SEMI JOIN held_parts h USING (source, capture_id)
+    WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
+    GROUP BY s.source, s.capture_id
 ), picked AS (
     SELECT o.*, r.last_success_at FROM latest_observation o
     JOIN recent r ON o.source = r.source AND o.capture_id = r.capture_id
@@ -94,10 +120,22 @@ WITH cap AS (
     SELECT o.*, r.last_success_at FROM observation o
     JOIN older r ON o.source = r.source AND o.capture_id = r.capture_id
                 AND o.observed_at = r.observed_at
+    UNION ALL
+    SELECT o.*, seen.last_success_at FROM observation o
+    JOIN held_parts p ON o.source = p.source AND o.provider = p.provider
+                     AND o.capture_id = p.capture_id AND o.observed_at = p.observed_at
+    JOIN held_seen seen ON seen.source = p.source AND seen.capture_id = p.capture_id
 )
 SELECT p.* EXCLUDE (last_success_at), src.aggregator, src.kind AS source_kind,
        p.last_success_at, (p.last_success_at < as_of - stale_after()) AS stale
 FROM picked p JOIN source src ON src.source = p.source;
+
+-- An announced price (effective_from after the day asked about) is not in force yet; a row
+-- without effective_from is in force when seen. Current-price selection keeps rows
+-- in_force(effective_from, as_of) and, of one offering's rows in force, the one with the
+-- latest effective_from (nulls first).
+CREATE OR REPLACE MACRO in_force(effective_from, as_of) AS
+    effective_from IS NULL OR effective_from <= CAST(as_of AS DATE);
 
 -- Which source speaks for a provider when several have its price: its own API, then its own
 -- page, then catalogs; aggregators (skypilot, opencomputeprices, ec2instances) come last.
@@ -109,8 +147,18 @@ CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
 -- pricing (the best by source_rank); aggregator rows fill in only for providers that have no
 -- direct source at all.
 CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
-WITH seen AS (
-    SELECT * FROM observations_at(as_of)
+WITH in_force AS (
+    SELECT * FROM observations_at(as_of) WHERE in_force(effective_from, as_of)
+), dated AS (  -- offerings with an announced price now in force, and its latest date
+    SELECT source, provider, offering, region, pricing, gpu_count, gpu_only, term_months,
+           max(effective_from) AS latest
+    FROM in_force WHERE effective_from IS NOT NULL GROUP BY ALL
+), seen AS (  -- of one offering's prices in force, the latest announced one replaces the rest
+    SELECT i.* FROM in_force i ANTI JOIN dated d
+        ON i.source = d.source AND i.provider = d.provider AND i.offering = d.offering
+       AND i.region = d.region AND i.pricing = d.pricing AND i.gpu_count = d.gpu_count
+       AND i.gpu_only = d.gpu_only AND i.term_months IS NOT DISTINCT FROM d.term_months
+       AND i.effective_from IS DISTINCT FROM d.latest
 ), direct_providers AS (
     SELECT DISTINCT provider FROM seen WHERE NOT aggregator
 ), kept AS (
@@ -143,9 +191,14 @@ FROM cheapest d JOIN cheapest a
   ON a.provider = d.provider AND a.gpu_model = d.gpu_model AND a.pricing = d.pricing
 WHERE NOT d.aggregator AND a.aggregator AND abs(a.price - d.price) > 0.10 * d.price;
 
--- Provider GPU names the catalog could not place, in current data.
+-- Provider GPU names the catalog could not place, in each source's last parse: the screens
+-- quarantine such rows (schemas/screens.py), so they are read from quarantine.
 CREATE OR REPLACE VIEW unknown_gpu AS
-SELECT source, provider, gpu_name, count(*) AS rows
-FROM latest_price_all_sources
-WHERE gpu_model = 'unknown'
+WITH last_parse AS (
+    SELECT source, arg_max(run_id, finished_at) AS run_id
+    FROM scrape_run WHERE rows_parsed > 0 GROUP BY source
+)
+SELECT q.source, q.provider, q.gpu_name, count(*) AS rows
+FROM quarantine q JOIN last_parse USING (source, run_id)
+WHERE q.gpu_model = 'unknown'
 GROUP BY ALL;

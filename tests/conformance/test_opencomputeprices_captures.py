@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from schemas.observation import to_observations, validate
+from schemas.screens import ScreenContext
 from scrapers.base import RawCapture
 from scrapers.opencomputeprices import SOURCE
 from tests.conftest import CAPTURES, shared_file
@@ -87,16 +88,17 @@ def test_quarantine_and_unknown_gpus_across_all_files() -> None:
     unknown: set[str] = set()
     for name in EXPECTED_ROWS:
         obs, _ = _observations(name)
-        batch = validate(obs)
+        batch = validate(obs, ScreenContext(aggregator=True))  # its repeats are real
         if batch.quarantined.height:
             quarantined[name] = batch.quarantined.height
-        unknown |= set(batch.good.filter(gpu_model="unknown")["gpu_name"])
-    # Aethir's T4 at $19/h and CoreWeave's 8-GPU nodes listed as gpu_count 1 fail the price
-    # band; getdeploying's MI355X lists 2300 GB; AWS g4dn.16xlarge (one T4 on a 64-vCPU host,
-    # $6.09-6.70/h in ap-east-1/ap-southeast-1) is above the T4 band: real, but quarantined.
+        unknown |= set(batch.quarantined.filter(gpu_model="unknown")["gpu_name"])
+        assert batch.good.filter(gpu_model="unknown").height == 0  # never stored as a price
+    # Aethir's T4 at $19/h and CoreWeave's 8-GPU nodes listed as gpu_count 1 (L40 $10, L40S
+    # $18, A100 $21.60) fail the price band; getdeploying's MI355X lists 2300 GB; AWS FPGAs
+    # (F1/F2 instances, 127 rows) are not GPUs: unknown, quarantined. AWS g4dn.16xlarge (one T4
+    # on a 64-vCPU host, $6.09-6.70/h in ap-east-1/ap-southeast-1) is real and passes.
     assert quarantined == {"ocp_aethir.csv": 1, "ocp_coreweave.csv": 3,
                            "ocp_getdeploying.csv": 1,
-                           "ocp_skypilot_subset_2026-03-21.csv": 6}
-    # Only AWS FPGAs (F1/F2 instances) stay unknown: they are not GPUs.
+                           "ocp_skypilot_subset_2026-03-21.csv": 127}
     assert unknown == {"Virtex UltraScale (VU9P)", "Virtex UltraScale+ (VU47P)"}
     assert CAPTURES.exists()

@@ -30,12 +30,12 @@ ROWS: list[dict[str, Any]] = [
     {**GOOD, "offering": None},  # null key
     {**GOOD, "offering": "h100-free", "price_usd_per_hour": 0.0},
 ]
-EXPECTED_REASONS = {
-    "h100-cents": "price_in_plausible_band_for_gpu",
-    "h100-gold": "price_in_plausible_band_for_gpu",
+EXPECTED_REASONS = {  # the band's reason names the band (schemas/screens.py)
+    "h100-cents": "suspect: $0.01/GPU-h outside the band $0.1978-$39.56 for H100 SXM",
+    "h100-gold": "suspect: $500.0/GPU-h outside the band",
     "h100-pre": "pricing: isin",
     None: "offering: not_nullable",
-    "h100-free": "price_usd_per_hour: greater_than(0)",
+    "h100-free": "suspect: $0.0/GPU-h outside the band",
 }
 
 
@@ -62,7 +62,8 @@ def test_per_gpu_price_is_price_over_count() -> None:
     tampered = batch.good.with_columns(pl.col("price_usd_per_hour").alias("price_usd_per_gpu_hour"))
     rejected = validate(tampered)
     assert rejected.good["offering"].to_list() == ["h100-1x"]
-    assert rejected.quarantined["failed_check"].to_list() == ["per_gpu_price_is_price_over_count"]
+    assert rejected.quarantined["failed_check"].to_list() == [
+        "per-GPU price $20.0 is not the whole $20.0 over 8.0 GPUs"]
 
 
 def test_band_follows_the_gpu_class() -> None:
@@ -94,7 +95,7 @@ def test_good_rows_of_a_mixed_batch_land_and_bad_ones_go_to_quarantine(
     assert stored == [("h100-1x",), ("h100-8x",)]
     quarantined = dict(con.execute(
         "SELECT coalesce(offering, '<null>'), failed_check FROM quarantine").fetchall())
-    assert "price_in_plausible_band_for_gpu" in quarantined["h100-cents"]
+    assert "outside the band" in quarantined["h100-cents"]
     assert "pricing: isin" in quarantined["h100-pre"]
     assert quarantined["<null>"] == "offering: not_nullable"
     run = con.execute("SELECT status, rows_stored, rows_quarantined FROM scrape_run").fetchone()
