@@ -142,7 +142,9 @@ def prepare(source: Source, raw: RawCapture, run_id: str,
         batch = replace(batch, screens=batch.screens + Counter(reserved_without_term=terms))
     return Prepared(capture_id, run_id, observations.height, batch,
                     tuple(unknown_names(observations)), skips=report.skips,
-                    prices=observations["price_usd_per_hour"])
+                    # the price as quoted (USD, or the native price of a non-USD row)
+                    prices=observations.select(pl.coalesce("price_usd_per_hour",
+                                                           "price_native_per_hour")).to_series())
 
 
 def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
