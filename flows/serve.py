@@ -9,9 +9,9 @@ calendar, the UI shows every run, and runs can also be triggered by hand from th
 `prefect.yaml` at the repo root describes the same two deployments for `prefect deploy --all`
 with a process work pool, for setups where workers on other machines pick up the runs.
 
-Switching from that to `serve` keeps the deployment names, so `serve` first unbinds them from
-their work pool: otherwise the server keeps routing their runs to the pool, and a worker runs
-them from a deployment that no longer describes where the code is (a crash).
+Switching from that to `serve` keeps the deployment names, so `serve` first deletes the
+work-pool ones and registers them afresh: registered over, they keep their pool binding and
+storage fields, and their runs crash (a worker picks them up, or the runner cannot load them).
 """
 
 from __future__ import annotations
@@ -89,14 +89,18 @@ def build_deployments(
     return deployments
 
 
-async def release_from_work_pools(names: list[str]) -> list[str]:
-    """Unbind these deployments (`flow/deployment`) from any work pool; returns the ones that
-    were bound, as "name (pool)". A deployment not registered yet is left alone."""
+async def take_over_from_work_pools(names: list[str]) -> list[str]:
+    """Delete those of these deployments (`flow/deployment`) that a `prefect deploy` bound to
+    a work pool, so that `serve` registers them afresh; returns them as "name (pool)".
+
+    Re-registering over them is not enough: the server keeps the pool binding unless told,
+    and, told, still keeps their storage fields, from which served runs then fail to load
+    (FileNotFoundError). Their past runs stay in the UI under the flow.
+    """
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import DeploymentUpdate
     from prefect.exceptions import ObjectNotFound
 
-    released = []
+    taken = []
     async with get_client() as client:
         for name in names:
             try:
@@ -104,10 +108,9 @@ async def release_from_work_pools(names: list[str]) -> list[str]:
             except ObjectNotFound:
                 continue
             if found.work_pool_name:
-                await client.update_deployment(found.id, DeploymentUpdate(
-                    work_pool_name=None, work_queue_name=None))
-                released.append(f"{name} ({found.work_pool_name})")
-    return released
+                await client.delete_deployment(found.id)
+                taken.append(f"{name} ({found.work_pool_name})")
+    return taken
 
 
 def serve(
@@ -126,9 +129,9 @@ def serve(
 
     deployments = build_deployments(refresh_cron, report_cron, warehouse, offline=offline)
     names = [f"{d.flow_name}/{d.name}" for d in deployments]
-    for name in asyncio.run(release_from_work_pools(names)):
-        log.warning("%s was a work-pool deployment: now served here; that pool's workers "
-                    "no longer get its runs", name)
+    for name in asyncio.run(take_over_from_work_pools(names)):
+        log.warning("%s was a work-pool deployment: re-registered to be served here; that "
+                    "pool's workers no longer get its runs", name)
     prefect_serve(*deployments, limit=limit)
 
 
