@@ -64,7 +64,8 @@ class SourceFailed(Exception):
     warehouse): it makes the task run Failed and carries the outcome back to the flow."""
 
     def __init__(self, outcome: ScrapeOutcome) -> None:
-        super().__init__(f"{outcome.source} {outcome.status}: {outcome.error}")
+        error = str(outcome.error).removeprefix(f"{outcome.source}: ")
+        super().__init__(f"{outcome.source} {outcome.status}: {error}")
         self.outcome = outcome
 
     def __reduce__(self) -> tuple[Any, ...]:

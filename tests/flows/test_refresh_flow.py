@@ -147,3 +147,26 @@ def test_every_source_failing_fails_the_flow_with_its_message(
     assert [r.state.type.value for r in runs.values()] == ["FAILED"]
     assert not any("TypeError" in log.message for log in flow_logs)
     assert query(isolated, "SELECT status FROM refresh_run") == [("failed",)]
+
+
+@pytest.mark.slow
+def test_the_cli_prints_the_same_outcome_with_and_without_prefect(
+        prefect_harness: None, isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from gpuprices.cli import app
+
+    broken(monkeypatch, scrapers.modal, isolated.parent.parent)
+    args = ["refresh", "--offline", "-s", "vastai", "-s", "modal", "-s", "skypilot",
+            "-f", "csv"]
+    results = {}
+    for way, extra in (("plain", []), ("prefect", ["--prefect"])):
+        warehouse = isolated.parent.parent / way / "gpu_prices.duckdb"
+        results[way] = CliRunner().invoke(app, [*args, *extra, "-w", str(warehouse)])
+    for way, result in results.items():
+        assert result.exit_code == 1, (way, result.output)
+        lines = result.output.splitlines()
+        assert "error: 1 of 3 sources failed: modal" in lines, (way, result.output)
+        assert any(line.startswith("modal: https://modal.com/pricing: parse error: modal: "
+                                   "layout not recognised") for line in lines), result.output
+        assert any(line.startswith("vastai,success,19,19,0,") for line in lines), result.output
