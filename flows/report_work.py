@@ -46,5 +46,6 @@ def artifact_markdown(report: WeeklyReport, board: Path | None, board_url: str |
     if board_url:
         return (f"{markdown}\n[Price board for {report.week}]"
                 f"({board_url.rstrip('/')}/{board.name})\n")
-    return (f"{markdown}\nPrice board for {report.week}: `{board}` on the machine that ran this "
-            "flow (set GPUPRICES_BOARD_URL to where board/ is served to link it here).\n")
+    return (f"{markdown}\nPrice board for {report.week}: `{board.resolve()}` on the machine "
+            "that ran this flow (set GPUPRICES_BOARD_URL to where board/ is served to link it "
+            "here).\n")

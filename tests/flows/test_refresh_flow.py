@@ -112,7 +112,7 @@ def test_a_failing_source_is_a_failed_task_and_the_flow_completes(
     assert {name: run.state.type.value for name, run in runs.items()} == {
         "scrape-modal": "FAILED", "scrape-vastai": "COMPLETED",
         "scrape-skypilot-catalog": "COMPLETED"}
-    assert runs["scrape-modal"].tags == ["provider:modal", "source:modal"]
+    assert sorted(runs["scrape-modal"].tags) == ["provider:modal", "source:modal"]
     assert sorted(runs["scrape-skypilot-catalog"].tags) == ["provider:skypilot",
                                                             "source:skypilot-catalog"]
     assert "layout not recognised" in (runs["scrape-modal"].state.message or "")
