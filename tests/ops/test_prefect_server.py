@@ -302,6 +302,11 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
                                 start_new_session=True)
 
 
+def tail(log: Path, chars: int = 4000) -> str:
+    """The end of a process's log, for failure messages."""
+    return log.read_text(errors="replace")[-chars:] if log.exists() else f"({log} missing)"
+
+
 def prefect_cli(args: list[str], env: dict[str, str], timeout: float = 120) -> str:
     done = subprocess.run([sys.executable, "-m", "prefect", "--no-prompt", *args], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=timeout, check=False)
@@ -364,7 +369,8 @@ def online_env(server: FaultServer, failing: str) -> dict[str, str]:
            for name in all_sources()}
     for source in all_sources().values():
         server.plan(source, "http503" if source.name == failing else "healthy")
-    return {**env, **dummy_secrets(), "GPUPRICES_TIMEOUT_S": "5", "GPUPRICES_RETRIES": "2",
+    # a generous read timeout: on a loaded machine a healthy local answer can take seconds
+    return {**env, **dummy_secrets(), "GPUPRICES_TIMEOUT_S": "30", "GPUPRICES_RETRIES": "2",
             "GPUPRICES_BACKOFF_S": "0.01"}
 
 
@@ -403,10 +409,12 @@ def test_deploy_and_a_worker_run_what_the_scheduler_creates(
                         "gpuprices"], worker_env, tmp_path / "worker.log")
         try:
             run = first_final_run(api, REFRESH, due, timeout_s=300)
+        except AssertionError as waited:
+            raise AssertionError(f"{waited}\n{tail(tmp_path / 'worker.log')}") from None
         finally:
             stop(worker)
-    worker_log = (tmp_path / "worker.log").read_text(errors="replace")
-    assert run.state.is_completed(), f"{run.state}\n{worker_log[-3000:]}"
+    worker_log = tail(tmp_path / "worker.log")
+    assert run.state.is_completed(), f"{run.state}\n{worker_log}"
     assert run.state.message == f"1 of {len(all_sources())} sources failed: vastai"
     tasks = asyncio.run(task_runs(api, run.id))
     assert len(tasks) == len(all_sources())
@@ -464,6 +472,8 @@ def test_switching_to_serve_takes_the_deployments_over_from_the_pool(
             api, REFRESH, 2, None), 60)
         due = one_run_soon(api, REFRESH)
         run = first_final_run(api, REFRESH, due, timeout_s=300)
+    except AssertionError as waited:
+        raise AssertionError(f"{waited}\n{tail(tmp_path / 'serve.log')}") from None
     finally:
         stop(serve)
         stop(worker)
