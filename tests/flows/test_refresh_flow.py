@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -81,12 +82,18 @@ def task_runs_and_logs(flow_run_id: UUID) -> tuple[dict[str, Any], dict[str, lis
     )
     from prefect.logging.handlers import APILogHandler
 
-    APILogHandler().flush()  # logs are sent in batches
+    APILogHandler().flush()  # logs are sent in batches, and stored a little later
+    deadline = time.monotonic() + 30
     with get_client(sync_client=True) as client:
         runs = client.read_task_runs(flow_run_filter=FlowRunFilter(
             id=FlowRunFilterId(any_=[flow_run_id])))
-        logs = client.read_logs(log_filter=LogFilter(
-            flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+        while True:  # the flow's summary line is its last
+            logs = client.read_logs(log_filter=LogFilter(
+                flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+            if any(log.message.startswith("refresh refresh-") for log in logs) \
+                    or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
     by_task: dict[str, list[Any]] = {r.name: [] for r in runs}
     names = {r.id: r.name for r in runs}
     flow_logs = []

@@ -236,7 +236,8 @@ def test_serve_deployments_run_on_a_real_server(prefect_server: PrefectServer,
                                                          "offline": True}
     states = assert_completed(api_url, found, names)
     messages = [(log.level, log.message)
-                for log in asyncio.run(run_logs(api_url, found[names[0]]["run_id"]))]
+                for log in logs_once_in(api_url, found[names[0]]["run_id"], "ALERT [any-h100] ",
+                                        "modal: success")]
     assert any(level == logging.INFO and m.startswith("ALERT [any-h100] ")
                for level, m in messages), "the ALERT line reaches the run logs at INFO"
     assert any(m.startswith("modal: success, 9 rows stored") for _, m in messages), messages
@@ -259,6 +260,21 @@ async def run_logs(api_url: str, flow_run_id: Any) -> list[Any]:
     async with PrefectClient(api_url) as client:
         return await client.read_logs(log_filter=LogFilter(
             flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+
+
+def logs_once_in(api_url: str, flow_run_id: Any, *starts: str, timeout_s: float = 60) -> list[Any]:
+    """The run's logs, once a line starting with each of `starts` is there: the server
+    stores log lines a little after the run ends, the last ones (summary, ALERT) last."""
+    def complete() -> list[Any] | None:
+        logs = asyncio.run(run_logs(api_url, flow_run_id))
+        seen = [log.message for log in logs]
+        return logs if all(any(m.startswith(s) for m in seen) for s in starts) else None
+    try:
+        found: list[Any] = wait_for(f"log lines starting {starts}", complete, timeout_s)
+    except AssertionError as missing:
+        lines = [log.message[:120] for log in asyncio.run(run_logs(api_url, flow_run_id))]
+        raise AssertionError(f"{missing}; the run logged: {lines}") from None
+    return found
 
 
 async def task_runs(api_url: str, flow_run_id: Any) -> dict[str, Any]:
@@ -421,7 +437,8 @@ def test_deploy_and_a_worker_run_what_the_scheduler_creates(
     assert {n for n, t in tasks.items() if not t.state.is_completed()} == {"scrape-vastai"}
     assert tasks["scrape-vastai"].state.is_failed()
     assert sorted(tasks["scrape-vastai"].tags) == ["provider:vastai", "source:vastai"]
-    logs = asyncio.run(run_logs(api, run.id))
+    logs = logs_once_in(api, run.id, "ALERT [any-h100] cheapest H100", "refresh refresh-",
+                        "vastai: failed (", "modal: success")
     vastai = [(log.level, log.message) for log in logs
               if log.task_run_id == tasks["scrape-vastai"].id]
     assert any(level == logging.ERROR and message.startswith("vastai: failed (")
@@ -460,14 +477,15 @@ def test_switching_to_serve_takes_the_deployments_over_from_the_pool(
         def served() -> bool:
             from prefect.exceptions import ObjectNotFound
 
-            try:
-                deployment, _ = asyncio.run(deployment_runs(api, REFRESH))
-            except ObjectNotFound:  # between serve's delete and its registration
+            try:  # between serve's delete and its registration: not found
+                refresh, _ = asyncio.run(deployment_runs(api, REFRESH))
+                report, _ = asyncio.run(deployment_runs(api, REPORT))
+            except ObjectNotFound:
                 return False
-            return deployment.work_pool_name is None and deployment.parameters == {
-                "warehouse": str(warehouse.resolve()), "offline": True}
-        wait_for("serve to register refresh-nightly outside the pool", served, 90)
-        assert asyncio.run(deployment_runs(api, REPORT))[0].work_pool_name is None
+            return refresh.work_pool_name is None and report.work_pool_name is None \
+                and refresh.parameters == {"warehouse": str(warehouse.resolve()),
+                                           "offline": True}
+        wait_for("serve to register both deployments outside the pool", served, 90)
         wait_for("the scheduler's 02:00 runs after serve", lambda: scheduled_by_cron(
             api, REFRESH, 2, None), 60)
         due = one_run_soon(api, REFRESH)
@@ -484,7 +502,7 @@ def test_switching_to_serve_takes_the_deployments_over_from_the_pool(
     _, runs = asyncio.run(deployment_runs(api, REFRESH))
     assert not [r for r in runs if r.state_type and r.state_type.value == "CRASHED"]
     assert str(run.id) not in (tmp_path / "worker.log").read_text(errors="replace")
-    messages = [log.message for log in asyncio.run(run_logs(api, run.id))]
+    messages = [log.message for log in logs_once_in(api, run.id, "vastai: ", "refresh refresh-")]
     assert any(m.startswith("vastai: success") or m.startswith("vastai: unchanged")
                for m in messages), messages
     runs_db, latest = warehouse_facts(warehouse)
