@@ -7,8 +7,9 @@ GPUPRICES_ARCHIVE       raw payload archive (default: raw/ beside the warehouse)
 GPUPRICES_REPORTS       report output folder (default: reports/ beside the warehouse)
 Numbers (name, default and allowed range in NUMBERS below; README's settings table lists them):
 GPUPRICES_TIMEOUT_S, GPUPRICES_REQUEST_BUDGET_S, GPUPRICES_RETRIES, GPUPRICES_BACKOFF_S,
-GPUPRICES_MAX_BYTES, GPUPRICES_MAX_PAGE_BYTES
+GPUPRICES_MAX_BYTES, GPUPRICES_MAX_PAGE_BYTES, GPUPRICES_SOURCE_TIMEOUT_S, GPUPRICES_WORKERS
 GPUPRICES_BASE_URL_<SOURCE>  base URL override for one source (an http(s) URL)
+GPUPRICES_BOARD_URL     where the published price board is served (http(s)://...), for links
 Secrets (never logged or stored): the names each source declares in `SourceDef.secret_names`
 (scrapers.registry.secret_names()); whoever fetches passes them to `load_settings`.
 
@@ -85,6 +86,9 @@ NUMBERS: dict[str, Number] = {n.env: n for n in (
            "largest API/catalog response, bytes"),
     Number("GPUPRICES_MAX_PAGE_BYTES", int, 8 * MiB, 1024, 256 * MiB,
            "largest HTML page (page sources), bytes"),
+    Number("GPUPRICES_SOURCE_TIMEOUT_S", float, 600.0, 1.0, 7200.0,
+           "one source's fetch, all attempts and backoff included, s"),
+    Number("GPUPRICES_WORKERS", int, 8, 1, 64, "sources fetched at once"),
 )}
 
 
@@ -95,6 +99,9 @@ class Settings:
     reports_dir: Path | None = None
     retries: int = 3
     backoff_base_s: float = 1.0
+    source_timeout_s: float = 600.0
+    max_workers: int = 8
+    board_url: str | None = None
     http: HttpSettings = field(default_factory=HttpSettings)
 
     @property
@@ -133,6 +140,16 @@ def _secrets(env: Mapping[str, str], names: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def _http_url(env: Mapping[str, str], name: str) -> str | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise SettingsError(f"{name}={raw[:60]!r} must be an http:// or https:// URL")
+    return raw
+
+
 def _path(env: Mapping[str, str], name: str) -> Path | None:
     value = env.get(name)
     return Path(value) if value else None
@@ -160,6 +177,9 @@ def load_settings(env: Mapping[str, str] | None = None,
         reports_dir=_path(env, "GPUPRICES_REPORTS"),
         retries=int(number["GPUPRICES_RETRIES"]),
         backoff_base_s=float(number["GPUPRICES_BACKOFF_S"]),
+        source_timeout_s=float(number["GPUPRICES_SOURCE_TIMEOUT_S"]),
+        max_workers=int(number["GPUPRICES_WORKERS"]),
+        board_url=_http_url(env, "GPUPRICES_BOARD_URL"),
         http=http,
     )
     return settings.with_warehouse(warehouse)

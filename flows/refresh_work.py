@@ -3,15 +3,23 @@
 Wiring only: fetching is scrapers', landing is warehouse.ingest's. A source that fails is
 recorded; it never stops the others. No Prefect here: the `refresh` flow (flows/refresh.py)
 runs the same functions as Prefect tasks; the CLI calls `refresh_now` directly.
+
+Both ways share one policy: at most `settings.max_workers` sources at once; transient fetch
+errors retried by `with_retries` (the only retry layer); a source's fetch stops at
+`settings.source_timeout_s`. Each source's outcome is logged on `gpuprices.refresh` from the
+thread (or Prefect task) that ran it, so under Prefect it lands in that task run's logs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
+import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +28,7 @@ from typing import Any
 import duckdb
 import httpx
 
-from contract import FetchError, ParseError, SourceSkipped
+from contract import FetchError, ParseError, RawCapture, SourceSkipped
 from contract.settings import Settings, load_settings
 from flows.alerts import alerts_after_refresh
 from flows.fx_rates import refresh_rates
@@ -36,7 +44,7 @@ from warehouse.append import (
     start_run,
 )
 from warehouse.connection import open_warehouse
-from warehouse.ingest import ScrapeOutcome, land, prepare, record_fetch_failure
+from warehouse.ingest import Prepared, ScrapeOutcome, land, prepare, record_fetch_failure
 from warehouse.lock import refresh_lock
 
 # The CLI listens here to draw its progress display; each record carries `outcome`.
@@ -51,19 +59,34 @@ def source_infos(sources: dict[str, Source]) -> list[SourceInfo]:
 
 
 def _fetch(source: Source, client: httpx.Client, settings: Settings) -> tuple[Any, int]:
+    """Fetch with retries until the source's deadline; no request outlives it."""
     attempts = 0
+    limit = settings.source_timeout_s
+    deadline = time.monotonic() + limit
 
     def once() -> Any:
         nonlocal attempts
         attempts += 1
-        return source.fetch(client, settings.http)
+        left = max(0.01, deadline - time.monotonic())
+        http = settings.http
+        if left < max(http.timeout_s, http.request_budget_s):
+            http = dataclasses.replace(http, timeout_s=min(http.timeout_s, left),
+                                       request_budget_s=min(http.request_budget_s, left))
+        return source.fetch(client, http)
+
+    def retrying(attempt: int, error: FetchError, wait_s: float) -> None:
+        progress_log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", source.name,
+                          attempt, settings.retries, error.reason, wait_s)
 
     try:
-        return with_retries(once, attempts=settings.retries,
-                            base_s=settings.backoff_base_s), attempts
+        return with_retries(once, attempts=settings.retries, base_s=settings.backoff_base_s,
+                            deadline=deadline, on_retry=retrying), attempts
     except FetchError as error:
+        if error.transient and attempts < settings.retries:  # the deadline ended it
+            error = FetchError(error.source, error.url, f"{error.reason}; gave up at the "
+                               f"source timeout ({limit:g} s, GPUPRICES_SOURCE_TIMEOUT_S)")
         error.attempts = attempts  # type: ignore[attr-defined]
-        raise
+        raise error from None
 
 
 def scrape_source(
@@ -76,7 +99,23 @@ def scrape_source(
     run_id: str,
     offline: bool,
 ) -> ScrapeOutcome:
-    source = all_sources()[source_name]
+    """Fetch, parse and land one source; its outcome is recorded and logged, never raised."""
+    outcome = _scrape(all_sources()[source_name], settings=settings, con=con, client=client,
+                      write_lock=write_lock, run_id=run_id, offline=offline)
+    report_outcome(outcome)
+    return outcome
+
+
+def _scrape(
+    source: Source,
+    *,
+    settings: Settings,
+    con: duckdb.DuckDBPyConnection,
+    client: httpx.Client,
+    write_lock: threading.Lock,
+    run_id: str,
+    offline: bool,
+) -> ScrapeOutcome:
     started = datetime.now(UTC)
     if offline:
         raw, attempts = source.example_capture(), 1
@@ -86,38 +125,59 @@ def scrape_source(
         try:
             raw, attempts = _fetch(source, client, settings)
         except SourceSkipped as skipped:
-            with write_lock:
+            with writing(con, write_lock) as cursor:
                 return record_fetch_failure(
-                    con.cursor(), source, run_id=run_id, started_at=started, attempts=0,
+                    cursor, source, run_id=run_id, started_at=started, attempts=0,
                     error=str(skipped), status="skipped")
         except FetchError as error:
-            with write_lock:
+            with writing(con, write_lock) as cursor:
                 return record_fetch_failure(
-                    con.cursor(), source, run_id=run_id, started_at=started,
+                    cursor, source, run_id=run_id, started_at=started,
                     attempts=getattr(error, "attempts", 1), error=str(error))
         except ParseError as error:  # a paged fetch reads each page; a wrong one ends it here
-            with write_lock:
+            with writing(con, write_lock) as cursor:
                 return record_fetch_failure(
-                    con.cursor(), source, run_id=run_id, started_at=started, attempts=1,
+                    cursor, source, run_id=run_id, started_at=started, attempts=1,
                     error=f"parse error: {error}")
     # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
     # a payload already stored is not parsed at all (`land` checks again under the lock).
     prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
-        else prepare(source, raw, run_id, con.cursor())
-    with write_lock:
-        return land(con.cursor(), source, raw, prepared, run_id=run_id,
+        else _prepare_reading_rates(con, source, raw, run_id)
+    with writing(con, write_lock) as cursor:
+        return land(cursor, source, raw, prepared, run_id=run_id,
                     archive_root=settings.archive_root, started_at=started,
                     attempts=attempts, note=note)
 
 
-def _report(outcome: ScrapeOutcome) -> None:
+@contextmanager
+def writing(con: duckdb.DuckDBPyConnection,
+            write_lock: threading.Lock) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One source's write: under the lock, on its own cursor, closed however the block ends
+    (closing rolls back a transaction that anything, even a KeyboardInterrupt, cut short)."""
+    with write_lock:
+        cursor = con.cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+
+def _prepare_reading_rates(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
+                           run_id: str) -> Prepared:
+    """`prepare` on a cursor of its own, closed after: it only reads exchange rates."""
+    with closing(con.cursor()) as cursor:
+        return prepare(source, raw, run_id, cursor)
+
+
+def report_outcome(outcome: ScrapeOutcome) -> None:
+    """The per-source line: INFO when it landed (or was skipped), ERROR when it failed."""
     if outcome.ok:
         progress_log.info("%s: %s, %d rows stored, %d quarantined", outcome.source,
                           outcome.status, outcome.rows_stored, outcome.rows_quarantined,
                           extra={"outcome": outcome})
     else:
-        progress_log.warning("%s: %s (%s): %s", outcome.source, outcome.status, outcome.url,
-                             outcome.error, extra={"outcome": outcome})
+        progress_log.error("%s: %s (%s): %s", outcome.source, outcome.status, outcome.url,
+                           outcome.error, extra={"outcome": outcome})
 
 
 def _plain_result(future: Future[ScrapeOutcome]) -> tuple[ScrapeOutcome | None, str]:
@@ -134,8 +194,10 @@ Runner = Callable[[list[str], dict[str, Any]], Iterable[tuple[str, tuple[ScrapeO
 
 def run_in_threads(names: list[str], kwargs: dict[str, Any]) -> Iterable[
         tuple[str, tuple[ScrapeOutcome | None, str]]]:
-    """Every source in its own thread (the plain path; the flow runs Prefect tasks instead)."""
-    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+    """The sources in at most `settings.max_workers` threads (the plain path; the flow runs
+    Prefect tasks instead)."""
+    workers = max(1, min(len(names), kwargs["settings"].max_workers))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="source") as pool:
         futures = {name: pool.submit(scrape_source, name, **kwargs) for name in names}
         for name, future in futures.items():
             yield name, _plain_result(future)
@@ -167,11 +229,11 @@ def run_refresh(
         for name, (outcome, reason) in (runner or run_in_threads)(chosen, kwargs):
             if outcome is None:
                 # The task itself died (timeout, bug): record it like any other failure.
-                with write_lock:
+                with writing(con, write_lock) as cursor:
                     outcome = record_fetch_failure(
-                        con.cursor(), sources[name], run_id=run_id,
+                        cursor, sources[name], run_id=run_id,
                         started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
-            _report(outcome)
+                report_outcome(outcome)
             outcomes.append(outcome)
         update_market_after_refresh(con)  # the market price tables (reports/market.sql)
         failed = [o.source for o in outcomes if not o.ok]
@@ -220,6 +282,9 @@ def refresh_now(sources: list[str] | None = None, offline: bool = False,
     run_id = run_id or f"refresh-{uuid.uuid4().hex}"
     outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id,
                            runner=runner)
+    result = RefreshResult(run_id, settings.warehouse, outcomes)
+    progress_log.info("refresh %s: %s; %d rows stored", run_id, result.message,
+                      sum(o.rows_stored for o in outcomes))
     # Alert rules ($GPUPRICES_ALERTS or ./alerts.toml): each new event sent once; never raises.
     alerts_after_refresh(settings.warehouse)
-    return RefreshResult(run_id, settings.warehouse, outcomes)
+    return result

@@ -1,7 +1,8 @@
-"""The weekly report's work as a plain function (no Prefect import, so the CLI starts fast)."""
+"""The weekly report's work as plain functions (no Prefect import, so the CLI starts fast)."""
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from reports.board import build_board
 from reports.weekly import WeeklyReport, build_report, report_as_of, write_report
 from warehouse.connection import open_warehouse
 
-__all__ = ["write_weekly_report"]
+__all__ = ["artifact_markdown", "write_weekly_report"]
 
 
 def write_weekly_report(week: str | None, out_dir: str | None, warehouse: str | None, *,
@@ -27,3 +28,24 @@ def write_weekly_report(week: str | None, out_dir: str | None, warehouse: str | 
         board = (build_board(con, target / "board", week=label, as_of=as_of).page
                  if with_board else None)
     return write_report(report, target), report, board
+
+
+def artifact_markdown(report: WeeklyReport, board: Path | None, board_url: str | None) -> str:
+    """The report as a Prefect UI artifact: self-contained, since the UI may run elsewhere.
+
+    Charts are embedded as data: URIs (the file beside the .md is not reachable from a
+    browser). The board is linked only through `board_url` (GPUPRICES_BOARD_URL, where the
+    board/ folder is served); otherwise its path is named as text, never as a file:// link.
+    """
+    markdown = report.markdown
+    for chart in report.charts:
+        data = base64.b64encode(chart.read_bytes()).decode("ascii")
+        markdown = markdown.replace(f"]({chart.name})", f"](data:image/png;base64,{data})")
+    if board is None:
+        return markdown
+    if board_url:
+        return (f"{markdown}\n[Price board for {report.week}]"
+                f"({board_url.rstrip('/')}/{board.name})\n")
+    return (f"{markdown}\nPrice board for {report.week}: `{board.resolve()}` on the machine "
+            "that ran this flow (set GPUPRICES_BOARD_URL to where board/ is served to link it "
+            "here).\n")

@@ -8,12 +8,18 @@ calendar, the UI shows every run, and runs can also be triggered by hand from th
 
 `prefect.yaml` at the repo root describes the same two deployments for `prefect deploy --all`
 with a process work pool, for setups where workers on other machines pick up the runs.
+
+Switching from that to `serve` keeps the deployment names, so `serve` first deletes the
+work-pool ones and registers them afresh: registered over, they keep their pool binding and
+storage fields, and their runs crash (a worker picks them up, or the runner cannot load them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
+import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +31,8 @@ DEFAULT_REPORT_CRON = "0 6 * * 1"  # Mondays at 06:00 UTC
 TIMEZONE = "UTC"
 REFRESH_DEPLOYMENT = "refresh-nightly"
 REPORT_DEPLOYMENT = "weekly-report"
+
+log = logging.getLogger("gpuprices.serve")
 
 
 def weekly_report_flow() -> Flow[..., Any] | None:
@@ -81,6 +89,30 @@ def build_deployments(
     return deployments
 
 
+async def take_over_from_work_pools(names: list[str]) -> list[str]:
+    """Delete those of these deployments (`flow/deployment`) that a `prefect deploy` bound to
+    a work pool, so that `serve` registers them afresh; returns them as "name (pool)".
+
+    Re-registering over them is not enough: the server keeps the pool binding unless told,
+    and, told, still keeps their storage fields, from which served runs then fail to load
+    (FileNotFoundError). Their past runs stay in the UI under the flow.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    taken = []
+    async with get_client() as client:
+        for name in names:
+            try:
+                found = await client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                continue
+            if found.work_pool_name:
+                await client.delete_deployment(found.id)
+                taken.append(f"{name} ({found.work_pool_name})")
+    return taken
+
+
 def serve(
     refresh_cron: str = DEFAULT_REFRESH_CRON,
     report_cron: str = DEFAULT_REPORT_CRON,
@@ -95,8 +127,12 @@ def serve(
     """
     from prefect import serve as prefect_serve
 
-    prefect_serve(*build_deployments(refresh_cron, report_cron, warehouse, offline=offline),
-                  limit=limit)
+    deployments = build_deployments(refresh_cron, report_cron, warehouse, offline=offline)
+    names = [f"{d.flow_name}/{d.name}" for d in deployments]
+    for name in asyncio.run(take_over_from_work_pools(names)):
+        log.warning("%s was a work-pool deployment: re-registered to be served here; that "
+                    "pool's workers no longer get its runs", name)
+    prefect_serve(*deployments, limit=limit)
 
 
 if __name__ == "__main__":

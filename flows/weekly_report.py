@@ -13,7 +13,9 @@ from pathlib import Path
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from flows.report_work import write_weekly_report
+from contract.settings import load_settings
+from flows.report_work import artifact_markdown, write_weekly_report
+from flows.run_logs import project_logs_to_prefect
 from reports.weekly import artifact_key
 
 __all__ = ["weekly_report", "write_weekly_report"]
@@ -24,10 +26,12 @@ def weekly_report(week: str | None = None, out_dir: str | None = None,
                   warehouse: str | None = None) -> str:
     """Write data/reports/YYYY-Www.md (+ chart PNGs) and the HTML board in board/ beside it for
     `week` (default: this week so far)."""
-    path, report, board = write_weekly_report(week, out_dir, warehouse, now=datetime.now(UTC),
-                                              with_board=True)
-    link = f"\n[Price board for {report.week}]({board.resolve().as_uri()})\n" if board else ""
-    create_markdown_artifact(key=artifact_key(report.week), markdown=report.markdown + link,
-                             description=f"GPU price report {report.week} ({path})")
-    print(f"weekly report written to {path}")
+    with project_logs_to_prefect():
+        path, report, board = write_weekly_report(week, out_dir, warehouse,
+                                                  now=datetime.now(UTC), with_board=True)
+        board_url = load_settings(warehouse=warehouse).board_url
+        create_markdown_artifact(key=artifact_key(report.week),
+                                 markdown=artifact_markdown(report, board, board_url),
+                                 description=f"GPU price report {report.week} ({path})")
+        print(f"weekly report written to {path}")
     return str(Path(path))

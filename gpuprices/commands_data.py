@@ -180,7 +180,10 @@ def refresh(
 ) -> None:
     """Scrape sources into the warehouse and print a summary (the `refresh` flow's work;
     a Prefect flow run with --prefect or when PREFECT_API_URL is set)."""
-    settings = load_settings(warehouse=warehouse)
+    try:
+        settings = load_settings(warehouse=warehouse)
+    except ValueError as exc:  # a GPUPRICES_* setting out of its range
+        raise fail(str(exc), 2) from None
     from flows.refresh_work import progress_log, refresh_now
     from scrapers.registry import all_sources
     from warehouse.connection import WarehouseError, check_warehouse_file
@@ -213,14 +216,15 @@ def refresh(
 def _refresh_flow(source: list[str] | None, offline: bool, warehouse: Path) -> str | None:
     """Run the Prefect flow (a run record); None when every source refreshed."""
     prepare_prefect(warehouse)
+    from flows.refresh import failure_message
     from flows.refresh import refresh as refresh_flow
 
     state = refresh_flow(sources=source, offline=offline, warehouse=str(warehouse),
                          return_state=True)
-    result = state.result(raise_on_failure=False)
-    if isinstance(result, BaseException):
-        raise fail(f"refresh did not run: {result}")
-    return None if state.is_completed() else (state.message or "some sources failed")
+    try:
+        return failure_message(state)
+    except RuntimeError as exc:
+        raise fail(str(exc)) from None
 
 
 def print_summary(warehouse: Path, fmt: Format = Format.table) -> None:

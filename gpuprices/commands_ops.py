@@ -36,8 +36,17 @@ def serve(
 
     Needs a Prefect API: `prefect server start` and PREFECT_API_URL, or Prefect Cloud.
     Runs until interrupted; runs show in the Prefect UI under Deployments and Flow Runs.
+    Deployments of the same names bound to a work pool (`prefect deploy`) are taken over.
     """
-    settings = load_settings(warehouse=warehouse)
+    import os
+
+    try:
+        settings = load_settings(warehouse=warehouse)
+    except ValueError as exc:  # a GPUPRICES_* setting out of its range
+        raise fail(str(exc), 2) from None
+    # A long-running service: its runs' INFO lines (per source, ALERT, summaries) belong in
+    # the run logs and on this console (prepare_prefect would quiet them to WARNING).
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
     prepare_prefect(settings.warehouse)
     from flows.serve import serve as serve_flows
 

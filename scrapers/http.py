@@ -2,8 +2,10 @@
 secret in a payload or an error, clear errors, retries that respect Retry-After.
 
 Sources call `request`; it raises FetchError with a reason a person understands and
-`transient=True` for what is worth retrying. Retrying is the caller's business (the Prefect
-task, or `with_retries` below for plain scripts and tests), so that one policy governs a run.
+`transient=True` for what is worth retrying. `with_retries` below is the ONE retry layer, on
+both ways of running (plain and Prefect; the Prefect tasks have retries=0): only it sees
+Retry-After, it retries the fetch alone (never the parse or the warehouse write), and it
+stops at the source's deadline.
 """
 
 from __future__ import annotations
@@ -201,9 +203,15 @@ def backoff_s(attempt: int, error: FetchError, base_s: float = 1.0) -> float:
 def with_retries(
     call: Callable[[], T], *, attempts: int = 3, base_s: float = 1.0,
     sleep: Callable[[float], None] = time.sleep,
+    deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
+    on_retry: Callable[[int, FetchError, float], None] | None = None,
 ) -> T:
     """Run `call` up to `attempts` times (at least 1), retrying transient FetchErrors with
-    bounded backoff."""
+    bounded backoff.
+
+    `deadline` (a `clock()` reading): no retry whose wait would end past it; the last error
+    is raised instead. `on_retry(attempt, error, wait_s)` is told before each wait.
+    """
     if attempts < 1:
         raise ValueError(f"attempts must be at least 1, not {attempts}")
     for attempt in range(1, attempts + 1):
@@ -212,5 +220,10 @@ def with_retries(
         except FetchError as error:
             if not error.transient or attempt == attempts:
                 raise
-            sleep(backoff_s(attempt, error, base_s))
+            wait = backoff_s(attempt, error, base_s)
+            if deadline is not None and clock() + wait >= deadline:
+                raise
+            if on_retry is not None:
+                on_retry(attempt, error, wait)
+            sleep(wait)
     raise AssertionError("unreachable")

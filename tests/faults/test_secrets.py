@@ -1,6 +1,6 @@
 """API keys travel in request headers and nowhere else: not in logs, the raw archive, the
 warehouse, Prefect artifacts or error messages. Also proves the real Prefect flow's wiring
-against the fault server (one run, a failing source named in its final state)."""
+against the fault server (one run, a failing source named in its final state's message)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def test_prefect_flow_wiring_artifacts_and_no_keys(
 
     state = refresh(warehouse=str(warehouse), return_state=True)
 
-    assert state.is_failed()
+    assert state.is_completed()  # the flow's rule: Completed while some sources landed
     assert state.message and failing in state.message and "1 of" in state.message
     assert_key_sent(server, {n: v for n, v in secrets.items()})
     con = duckdb.connect(str(warehouse), read_only=True)

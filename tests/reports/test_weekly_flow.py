@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,4 +41,10 @@ def test_weekly_report_flow(prefect_harness: None, tmp_path: Path) -> None:
     board = out / "board" / f"{week}.html"
     assert (out / "board" / "index.html").read_text(encoding="utf-8") == board.read_text(
         encoding="utf-8")
-    assert artifacts[0].data == text + f"\n[Price board for {week}]({board.resolve().as_uri()})\n"
+    # In the UI the chart is embedded and the board is named, not linked as a local file
+    # (tests/flows/test_report_artifact.py covers GPUPRICES_BOARD_URL).
+    chart = base64.b64encode((out / f"{week}-cheapest.png").read_bytes()).decode()
+    assert artifacts[0].data == text.replace(
+        f"]({week}-cheapest.png)", f"](data:image/png;base64,{chart})") + (
+        f"\nPrice board for {week}: `{board}` on the machine that ran this flow (set "
+        "GPUPRICES_BOARD_URL to where board/ is served to link it here).\n")
