@@ -132,9 +132,10 @@ def test_tags_name_the_source_and_who_is_asked() -> None:
 
 @pytest.mark.parametrize(("env", "message"), [
     ({"GPUPRICES_WORKERS": "0"}, "GPUPRICES_WORKERS=0 is out of range: allowed 1 to 64"),
-    ({"GPUPRICES_WORKERS": "2.5"}, "GPUPRICES_WORKERS='2.5' is not a whole number"),
+    ({"GPUPRICES_WORKERS": "2.5"},
+     "GPUPRICES_WORKERS='2.5' is not a whole number: allowed 1 to 64"),
     ({"GPUPRICES_SOURCE_TIMEOUT_S": "nan"},
-     "GPUPRICES_SOURCE_TIMEOUT_S=nan is out of range: allowed 1 to 7200"),
+     "GPUPRICES_SOURCE_TIMEOUT_S=nan is out of range: allowed 1 to 7,200"),
     ({"GPUPRICES_BOARD_URL": "file:///srv/board"},
      "GPUPRICES_BOARD_URL='file:///srv/board' must be an http:// or https:// URL"),
 ])
