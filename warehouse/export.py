@@ -6,9 +6,9 @@ Layout under DIR:
     daily_cheapest.<ext>                                     cheapest per GPU model per day
 
 DuckDB, polars, pandas/pyarrow and Spark read the partitioned folder with hive partitioning
-(the `provider` and `month` columns come back from the folder names). Runs from a read-only
-connection: COPY writes files, not the database, so exporting never blocks on a refresh's lock
-other than DuckDB's own (see connection.WarehouseBusy).
+(the `provider` and `month` columns come back from the folder names). Reads from a read-only
+connection to the read snapshot (it can read no other file), so exporting never waits for a
+refresh; the rows stream to a separate in-memory DuckDB that writes the files.
 """
 
 from __future__ import annotations
@@ -39,6 +39,18 @@ def _quote(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+def _copy_out(con: duckdb.DuckDBPyConnection, select: str, target: Path, options: str) -> None:
+    """COPY the rows of `select` to `target`: read on `con`, written by an in-memory DuckDB
+    that holds nothing but those rows (warehouse connections cannot write files)."""
+    rows = con.execute(select).to_arrow_reader()
+    out = duckdb.connect()
+    try:
+        out.register("_rows", rows)
+        out.execute(f"COPY _rows TO {_quote(target)} ({options})")
+    finally:
+        out.close()
+
+
 def export(con: duckdb.DuckDBPyConnection, directory: Path,
            fmt: ExportFormat = "parquet") -> ExportResult:
     """Write observations (partitioned by provider and month) and the current-price tables."""
@@ -47,11 +59,9 @@ def export(con: duckdb.DuckDBPyConnection, directory: Path,
     directory.mkdir(parents=True, exist_ok=True)
     observations_dir = directory / "observations"
     # month as 'YYYY-MM' (UTC), a plain string: the same partition names in every reader.
-    con.execute(
-        "COPY (SELECT *, strftime(timezone('UTC', observed_at), '%Y-%m') AS month "
-        f"FROM observation ORDER BY observed_at) TO {_quote(observations_dir)} "
-        f"({_options(fmt)}, PARTITION_BY (provider, month), OVERWRITE true)"
-    )
+    _copy_out(con, "SELECT *, strftime(timezone('UTC', observed_at), '%Y-%m') AS month "
+              "FROM observation ORDER BY observed_at", observations_dir,
+              f"{_options(fmt)}, PARTITION_BY (provider, month), OVERWRITE true")
     files: dict[str, int] = {}
     row = con.execute("SELECT count(*), count(DISTINCT (provider, "
                       "strftime(timezone('UTC', observed_at), '%Y-%m'))) FROM observation"
@@ -60,7 +70,7 @@ def export(con: duckdb.DuckDBPyConnection, directory: Path,
     files["observations/"] = observations
     for table in TABLES:
         target = directory / f"{table}.{fmt}"
-        con.execute(f"COPY (SELECT * FROM {table}) TO {_quote(target)} ({_options(fmt)})")
+        _copy_out(con, f"SELECT * FROM {table}", target, _options(fmt))
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()
         files[target.name] = int(count[0]) if count else 0
     return ExportResult(directory, observations, partitions, files)

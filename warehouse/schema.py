@@ -1,0 +1,163 @@
+"""The warehouse schema: numbered migrations, the views, and checks that a file is ours.
+
+A migration runs only on a writable connection (warehouse.connection.connect), after
+`check_objects` has found that every object the migrations and the code read is a table of
+this schema, not a view or a macro the file defines: a crafted file cannot steer what a
+migration or a rebuild reads. Reads never migrate; they refuse an older file.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+import duckdb
+
+from contract import STALE_AFTER_H
+from warehouse.errors import WarehouseOutdated, WarehouseRefused
+
+__all__ = [
+    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_objects", "migrate",
+    "migrations", "refresh_views", "require_latest", "schema_version", "tables_at",
+]
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+VIEWS_SQL = Path(__file__).with_name("views.sql")
+_NAME = r'"?(\w+)"?'
+_CREATE = re.compile(rf"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?{_NAME}", re.I)
+_RENAME = re.compile(rf"ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?{_NAME}\s+RENAME\s+TO\s+{_NAME}",
+                     re.I)
+_DROP = re.compile(rf"DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?{_NAME}", re.I)
+_COMMENT = re.compile(r"--[^\n]*")
+
+
+def migrations() -> list[tuple[int, Path]]:
+    found = []
+    for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
+        match = re.match(r"(\d+)_", path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    return found
+
+
+LATEST_SCHEMA_VERSION = max(v for v, _ in migrations())
+
+
+@cache
+def tables_at(version: int) -> frozenset[str]:
+    """The tables migrations 1..`version` leave (read from their SQL: create, rename, drop)."""
+    tables: set[str] = {"schema_version"}
+    for number, path in migrations():
+        if number > version:
+            break
+        sql = _COMMENT.sub("", path.read_text(encoding="utf-8"))
+        events = [(m.start(), "create", m.group(1), "") for m in _CREATE.finditer(sql)]
+        events += [(m.start(), "rename", m.group(1), m.group(2)) for m in _RENAME.finditer(sql)]
+        events += [(m.start(), "drop", m.group(1), "") for m in _DROP.finditer(sql)]
+        for _, kind, name, new in sorted(events):
+            if kind == "create":
+                tables.add(name.lower())
+            elif kind == "drop":
+                tables.discard(name.lower())
+            elif name.lower() in tables:
+                tables.discard(name.lower())
+                tables.add(new.lower())
+    return frozenset(tables)
+
+
+def _objects(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """name -> BASE TABLE | VIEW for the current schema of the current database."""
+    rows = con.execute(
+        "SELECT lower(table_name), table_type FROM information_schema.tables "
+        "WHERE table_catalog = current_database() AND table_schema = current_schema()"
+    ).fetchall()
+    return {str(name): str(kind) for name, kind in rows}
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest migration recorded; 0 for a file without the table. Read from the table
+    only: a file whose `schema_version` is a view is refused (WarehouseRefused)."""
+    kind = _objects(con).get("schema_version")
+    if kind is None:
+        return 0
+    if kind != "BASE TABLE":
+        raise WarehouseRefused("not a gpuprices warehouse: `schema_version` is a "
+                               f"{kind.lower()}, not a table")
+    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def check_objects(con: duckdb.DuckDBPyConnection, version: int) -> None:
+    """WarehouseRefused unless every table the schema at `version` has is a BASE TABLE (not a
+    view that reads something else) and no macro of the file takes the name of a DuckDB
+    function (file macros shadow built-ins: `hash`, `round`, `max` ...)."""
+    objects = _objects(con)
+    posing = sorted(name for name in tables_at(version)
+                    if objects.get(name, "BASE TABLE") != "BASE TABLE")
+    if posing:
+        raise WarehouseRefused(
+            "not a gpuprices warehouse: " + ", ".join(f"`{n}`" for n in posing)
+            + f" {'is a view' if len(posing) == 1 else 'are views'} where the schema has "
+            "a table; refused (nothing was read or changed)")
+    shadowing = [str(r[0]) for r in con.execute(
+        "SELECT DISTINCT function_name FROM duckdb_functions() WHERE database_name = 'system' "
+        "AND function_name IN (SELECT function_name FROM duckdb_functions() "
+        "WHERE database_name = current_database() AND schema_name = current_schema()) "
+        "ORDER BY 1").fetchall()]
+    if shadowing:
+        raise WarehouseRefused(
+            "not a gpuprices warehouse: it defines macros named like DuckDB's own functions ("
+            + ", ".join(shadowing[:5]) + "); refused (nothing was read or changed)")
+
+
+def require_latest(con: duckdb.DuckDBPyConnection, where: str) -> int:
+    """The schema version of a file opened for reading; WarehouseOutdated when it is older
+    (reads never migrate), WarehouseRefused when a newer gpuprices wrote it."""
+    version = schema_version(con)
+    if version < LATEST_SCHEMA_VERSION:
+        found = f"schema version {version}" if version else "no gpuprices schema"
+        raise WarehouseOutdated(
+            f"the warehouse {where} has {found}, this gpuprices reads version "
+            f"{LATEST_SCHEMA_VERSION}: run `gpuprices migrate` (or any write command, e.g. "
+            "`gpuprices refresh`) first; reads never change the file")
+    if version > LATEST_SCHEMA_VERSION:
+        raise WarehouseRefused(
+            f"the warehouse {where} has schema version {version}, newer than this gpuprices "
+            f"({LATEST_SCHEMA_VERSION}): upgrade gpuprices to read it")
+    return version
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every migration not yet recorded, each in its own transaction; returns them.
+
+    The caller has run `check_objects` on the file (connection.connect does)."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+        "applied_at TIMESTAMPTZ NOT NULL, description VARCHAR)"
+    )
+    recorded = {row[0] for row in con.execute("SELECT version FROM schema_version").fetchall()}
+    applied = []
+    for version, path in migrations():
+        if version in recorded:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(path.read_text(encoding="utf-8"))
+            con.execute(
+                "INSERT INTO schema_version VALUES (?, ?, ?)",
+                [version, datetime.now(UTC), path.stem],
+            )
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Recreate the views and macros; stale_after() carries contract.STALE_AFTER_H to SQL."""
+    con.execute(f"CREATE OR REPLACE MACRO stale_after() AS INTERVAL ({int(STALE_AFTER_H)}) HOUR")
+    con.execute(VIEWS_SQL.read_text(encoding="utf-8"))
