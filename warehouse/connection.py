@@ -155,8 +155,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
 
 def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     try:
-        version = schema_version(con)
-        check_objects(con, version)  # before anything reads the file's objects
+        check_objects(con)  # before anything reads the file's objects
         applied = migrate(con)
         refresh_views(con)
         _sync_catalog(con)
@@ -174,7 +173,7 @@ def _mark_abandoned_runs(con: duckdb.DuckDBPyConnection) -> None:
     """Runs still `running` belong to a process that is gone, when this connection is the only
     one to the file: DuckDB's write lock keeps other processes out, and no other connection of
     this process is in the middle of one. Mark them `abandoned` with a finish time."""
-    row = con.execute("SELECT count FROM duckdb_connection_count()").fetchone()
+    row = con.execute("SELECT count FROM system.main.duckdb_connection_count()").fetchone()
     if not row or int(row[0]) != 1:
         return
     con.execute(
@@ -277,7 +276,6 @@ def _open_checked(path: str | Path, config: dict[str, object]
     con, source = _open_read(path, config)
     try:
         require_latest(con, str(path))
-        check_objects(con, LATEST_SCHEMA_VERSION)
     except duckdb.Error as exc:
         con.close()
         raise WarehouseRefused(f"cannot read the warehouse {path}: "

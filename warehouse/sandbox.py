@@ -140,8 +140,8 @@ def check_statement(con: duckdb.DuckDBPyConnection, sql: str) -> str:
     if tree.get("error") or len(tree.get("statements", [])) != 1:
         raise _refuse(tree.get("error_message") or "not a single SELECT")
     macros = {str(r[0]).lower() for r in con.execute(
-        "SELECT function_name FROM duckdb_functions() WHERE function_type = 'table_macro' "
-        "AND database_name = current_database()").fetchall()}
+        "SELECT function_name FROM system.main.duckdb_functions() WHERE function_type = "
+        "'table_macro' AND database_name NOT IN ('system', 'temp')").fetchall()}
     denied = sorted({f for f in _table_functions(tree)
                      if f not in ALLOWED_TABLE_FUNCTIONS and f not in macros})
     if denied:

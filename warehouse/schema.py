@@ -2,8 +2,9 @@
 
 A migration runs only on a writable connection (warehouse.connection.connect), after
 `check_objects` has found that every object the migrations and the code read is a table of
-this schema, not a view or a macro the file defines: a crafted file cannot steer what a
-migration or a rebuild reads. Reads never migrate; they refuse an older file.
+this schema, not a view, and that no macro of the file replaces a DuckDB function: a crafted
+file cannot steer what a migration or a rebuild reads. Reads never migrate: `require_latest`
+refuses an older file, after the same checks.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from contract import STALE_AFTER_H
 from warehouse.errors import WarehouseOutdated, WarehouseRefused
 
 __all__ = [
-    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_objects", "migrate",
-    "migrations", "refresh_views", "require_latest", "schema_version", "tables_at",
+    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_functions", "check_objects",
+    "check_tables", "migrate", "migrations", "refresh_views", "require_latest",
+    "schema_version", "tables_at",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -67,32 +69,54 @@ def tables_at(version: int) -> frozenset[str]:
     return frozenset(tables)
 
 
+# Catalog functions called by their full name: a file's macros shadow DuckDB's own
+# functions, unqualified table functions included, and even those inside
+# information_schema's views. The checks below call no function a file could replace.
+_FILE_DATABASES = "database_name NOT IN ('system', 'temp')"
+
+
 def _objects(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """name -> BASE TABLE | VIEW for the current schema of the current database."""
-    rows = con.execute(
-        "SELECT lower(table_name), table_type FROM information_schema.tables "
-        "WHERE table_catalog = current_database() AND table_schema = current_schema()"
-    ).fetchall()
-    return {str(name): str(kind) for name, kind in rows}
+    """name (lower case) -> BASE TABLE | VIEW, for the main schema of the file."""
+    found: dict[str, str] = {}
+    for sql, kind in (("SELECT table_name FROM system.main.duckdb_tables() WHERE "
+                       f"{_FILE_DATABASES} AND schema_name = 'main'", "BASE TABLE"),
+                      ("SELECT view_name FROM system.main.duckdb_views() WHERE "
+                       f"{_FILE_DATABASES} AND schema_name = 'main'", "VIEW")):
+        for (name,) in con.execute(sql).fetchall():
+            found.setdefault(str(name).lower(), kind)
+    return found
+
+
+def check_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """WarehouseRefused when a macro of the file takes the name of a DuckDB function (file
+    macros shadow built-ins: `hash`, `round`, `max`, `duckdb_tables` ...). Run first."""
+    shadowing = [str(r[0]) for r in con.execute(
+        "SELECT DISTINCT function_name FROM system.main.duckdb_functions() "
+        f"WHERE {_FILE_DATABASES} AND function_name IN (SELECT function_name FROM "
+        "system.main.duckdb_functions() WHERE database_name = 'system') ORDER BY 1"
+    ).fetchall()]
+    if shadowing:
+        raise WarehouseRefused(
+            "not a gpuprices warehouse: it defines macros named like DuckDB's own functions ("
+            + ", ".join(shadowing[:5]) + "); refused (nothing was read or changed)")
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The highest migration recorded; 0 for a file without the table. Read from the table
-    only: a file whose `schema_version` is a view is refused (WarehouseRefused)."""
+    only (a file whose `schema_version` is a view is refused), after `check_functions`."""
     kind = _objects(con).get("schema_version")
     if kind is None:
         return 0
     if kind != "BASE TABLE":
         raise WarehouseRefused("not a gpuprices warehouse: `schema_version` is a "
                                f"{kind.lower()}, not a table")
-    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-    return int(row[0]) if row else 0
+    versions = [row[0] for row in con.execute("SELECT version FROM schema_version").fetchall()]
+    return max((int(v) for v in versions if v is not None), default=0)
 
 
-def check_objects(con: duckdb.DuckDBPyConnection, version: int) -> None:
-    """WarehouseRefused unless every table the schema at `version` has is a BASE TABLE (not a
-    view that reads something else) and no macro of the file takes the name of a DuckDB
-    function (file macros shadow built-ins: `hash`, `round`, `max` ...)."""
+def check_tables(con: duckdb.DuckDBPyConnection, version: int) -> None:
+    """WarehouseRefused unless every table the schema at `version` has is a BASE TABLE, not a
+    view that reads something else (migrations and rebuilds read them)."""
     objects = _objects(con)
     posing = sorted(name for name in tables_at(version)
                     if objects.get(name, "BASE TABLE") != "BASE TABLE")
@@ -101,20 +125,22 @@ def check_objects(con: duckdb.DuckDBPyConnection, version: int) -> None:
             "not a gpuprices warehouse: " + ", ".join(f"`{n}`" for n in posing)
             + f" {'is a view' if len(posing) == 1 else 'are views'} where the schema has "
             "a table; refused (nothing was read or changed)")
-    shadowing = [str(r[0]) for r in con.execute(
-        "SELECT DISTINCT function_name FROM duckdb_functions() WHERE database_name = 'system' "
-        "AND function_name IN (SELECT function_name FROM duckdb_functions() "
-        "WHERE database_name = current_database() AND schema_name = current_schema()) "
-        "ORDER BY 1").fetchall()]
-    if shadowing:
-        raise WarehouseRefused(
-            "not a gpuprices warehouse: it defines macros named like DuckDB's own functions ("
-            + ", ".join(shadowing[:5]) + "); refused (nothing was read or changed)")
+
+
+def check_objects(con: duckdb.DuckDBPyConnection) -> int:
+    """Everything a writer checks before the first read of the file's objects; the schema
+    version found (see check_functions, schema_version, check_tables)."""
+    check_functions(con)
+    version = schema_version(con)
+    check_tables(con, version)
+    return version
 
 
 def require_latest(con: duckdb.DuckDBPyConnection, where: str) -> int:
-    """The schema version of a file opened for reading; WarehouseOutdated when it is older
-    (reads never migrate), WarehouseRefused when a newer gpuprices wrote it."""
+    """Check a file opened for reading: no shadowing macro, the latest schema (reads never
+    migrate: WarehouseOutdated when older; WarehouseRefused when a newer gpuprices wrote it),
+    its tables tables."""
+    check_functions(con)
     version = schema_version(con)
     if version < LATEST_SCHEMA_VERSION:
         found = f"schema version {version}" if version else "no gpuprices schema"
@@ -126,6 +152,7 @@ def require_latest(con: duckdb.DuckDBPyConnection, where: str) -> int:
         raise WarehouseRefused(
             f"the warehouse {where} has schema version {version}, newer than this gpuprices "
             f"({LATEST_SCHEMA_VERSION}): upgrade gpuprices to read it")
+    check_tables(con, version)
     return version
 
 
