@@ -178,7 +178,13 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
         [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
           "url": s.url} for s in all_sources().values()]
     )
+    from warehouse.connection import WarehouseError, check_warehouse_file
+
     settings = load_settings(warehouse=warehouse)
+    try:
+        check_warehouse_file(settings.warehouse)  # a missing file is fine: never run
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
     status = None
     if settings.warehouse.exists():
         with read_warehouse(settings.warehouse) as con:

@@ -305,6 +305,7 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
         finally:
             con.close()
         return
+    _file(path)  # a FIFO or a folder is refused before anything is created beside it
     with writer_lock(path, command=command, wait_s=wait_s):
         con = connect(path, wait_s=wait_s)
         try:
