@@ -305,19 +305,27 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
         finally:
             con.close()
         return
-    _file(path)  # a FIFO or a folder is refused before anything is created beside it
+    target = _file(path)  # a FIFO or a folder is refused before anything is made beside it
     with writer_lock(path, command=command, wait_s=wait_s):
+        published = snapshot.current(target)
+        stale = target.exists() and (published is None or not published.matches(target))
         con = connect(path, wait_s=wait_s)
         try:
+            if stale:  # no snapshot of the file as it stands (first write, after a crash ...):
+                _publish(con, path)  # publish one now, so readers need not wait for this write
             yield con
         finally:
             try:
-                snapshot.publish(con, path)
-            except (WarehouseError, duckdb.Error) as exc:  # readers keep the previous one
-                log.warning("no new read snapshot of %s: %s", path,
-                            str(exc).splitlines()[0])
+                _publish(con, path)
             finally:
                 con.close()
+
+
+def _publish(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    try:
+        snapshot.publish(con, path)
+    except (WarehouseError, duckdb.Error) as exc:  # readers keep the previous one
+        log.warning("no new read snapshot of %s: %s", path, str(exc).splitlines()[0])
 
 
 def _reference_fingerprint() -> str:
