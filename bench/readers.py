@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._common import REPO, header, machine, size_arg
+from bench._common import REPO, header, size_arg
 from warehouse import snapshot
 from warehouse.connection import connect, connect_read_only
 
@@ -80,7 +80,6 @@ def main(argv: list[str] | None = None) -> int:
     offerings, days = SIZES[args.size]
     offerings, days = args.offerings or offerings, args.days or days
     header("read snapshots: publish time, reads during a refresh")
-    print(f"   {machine()}")
     workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-readers-"))
     demo = workdir / "demo" / "gpu_prices.duckdb"
     env = {**os.environ, "PYTHONPATH": str(REPO), "GPUPRICES_WAREHOUSE": str(demo)}

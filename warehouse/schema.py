@@ -20,9 +20,9 @@ from contract import STALE_AFTER_H
 from warehouse.errors import WarehouseOutdated, WarehouseRefused
 
 __all__ = [
-    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_functions", "check_objects",
-    "check_tables", "migrate", "migrations", "refresh_views", "require_latest",
-    "schema_version", "tables_at",
+    "DENIED_CALLS", "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_functions",
+    "check_objects", "check_tables", "migrate", "migrations", "refresh_views",
+    "require_latest", "schema_version", "tables_at",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -87,18 +87,40 @@ def _objects(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return found
 
 
+# Table functions that change the database's state, run SQL given as text, or take memory
+# addresses. A view or macro of the file that calls one is refused: `enable_logging` to a file,
+# say, aborts the process once external access is off.
+DENIED_CALLS = frozenset({
+    "enable_logging", "disable_logging", "truncate_duckdb_logs", "enable_profiling",
+    "disable_profiling", "checkpoint", "force_checkpoint", "query", "query_table",
+    "json_execute_serialized_sql", "python_map_function", "arrow_scan", "arrow_scan_dumb",
+    "pandas_scan",
+})
+_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\s*\(", re.I)
+
+
 def check_functions(con: duckdb.DuckDBPyConnection) -> None:
     """WarehouseRefused when a macro of the file takes the name of a DuckDB function (file
-    macros shadow built-ins: `hash`, `round`, `max`, `duckdb_tables` ...). Run first."""
-    shadowing = [str(r[0]) for r in con.execute(
-        "SELECT DISTINCT function_name FROM system.main.duckdb_functions() "
-        f"WHERE {_FILE_DATABASES} AND function_name IN (SELECT function_name FROM "
-        "system.main.duckdb_functions() WHERE database_name = 'system') ORDER BY 1"
-    ).fetchall()]
+    macros shadow built-ins: `hash`, `round`, `max`, `duckdb_tables` ...), or a view or macro
+    of the file calls one of DENIED_CALLS. Run first; one scan of the function catalog."""
+    rows = con.execute("SELECT database_name, function_name, macro_definition "
+                       "FROM system.main.duckdb_functions()").fetchall()
+    builtins = {str(name) for database, name, _ in rows if database == "system"}
+    defined = [(str(name), str(text or "")) for database, name, text in rows
+               if database not in ("system", "temp")]
+    shadowing = sorted({name for name, _ in defined if name in builtins})
     if shadowing:
         raise WarehouseRefused(
             "not a gpuprices warehouse: it defines macros named like DuckDB's own functions ("
             + ", ".join(shadowing[:5]) + "); refused (nothing was read or changed)")
+    views = con.execute("SELECT view_name, sql FROM system.main.duckdb_views() "
+                        f"WHERE {_FILE_DATABASES}").fetchall()
+    for name, text in [*defined, *((str(n), str(t or "")) for n, t in views)]:
+        calls = {call.lower() for call in _CALL.findall(text)} & DENIED_CALLS
+        if calls:
+            raise WarehouseRefused(
+                f"not a gpuprices warehouse: `{name}` calls {', '.join(sorted(calls))}(); "
+                "refused (nothing was read or changed)")
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:

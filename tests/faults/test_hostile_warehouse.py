@@ -11,7 +11,10 @@ input; the secret is a FIFO that reports any open (tests/faults/hostile_files.py
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpuprices.cli import app
+from tests.conftest import REPO
 from tests.faults.hostile_files import SECRET, Canary, canary, craft_issue_22_1, fingerprint
 from warehouse.connection import LATEST_SCHEMA_VERSION, WarehouseError, connect_read_only
 from warehouse.snapshot import read_dir
@@ -155,6 +159,34 @@ def test_a_view_of_ours_redefined_to_read_a_file_reads_nothing(night_copy: Path,
             one_error_line(result.output)
     assert not secret.opened.is_set()
     assert fingerprint(night_copy) == before
+
+
+@pytest.mark.parametrize("definition", [
+    "CREATE OR REPLACE VIEW latest_price AS SELECT * FROM enable_logging(storage='file', "
+    "storage_config={'path': '{log}'})",
+    "CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE SELECT * FROM "
+    "enable_logging(storage='file', storage_config={'path': '{log}'})",
+    "CREATE VIEW extra AS SELECT * FROM enable_profiling()",
+])
+def test_a_view_or_macro_calling_enable_logging_cannot_abort_a_read(night_copy: Path,
+                                                                     tmp_path: Path,
+                                                                     definition: str) -> None:
+    """Run through a view, enable_logging to a file aborted the process (SIGABRT) once the
+    permission error came back; such a file is refused before any query. A real process:
+    an abort would take pytest down with it."""
+    log = tmp_path / "log"
+    con = duckdb.connect(str(night_copy))
+    con.execute(definition.replace("{log}", str(log)))
+    con.close()
+    before = fingerprint(night_copy)
+    for args in (["query", "select * from latest_price"], ["cheapest"], ["migrate"]):
+        done = subprocess.run([sys.executable, "-m", "gpuprices.cli", *args, "-w",
+                               str(night_copy)], capture_output=True, text=True, cwd=REPO,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+        assert done.returncode == 1, (args, done.returncode, done.stderr[-500:])
+        assert "calls " in one_error_line(done.stderr), done.stderr
+    assert not log.exists()
+    assert fingerprint(night_copy)[0] == before[0]
 
 
 def test_migrate_upgrades_a_real_older_file_and_then_reads_work(night_copy: Path) -> None:
