@@ -219,6 +219,8 @@ def test_a_first_version_warehouse_is_migrated_without_loss(tmp_path: Path) -> N
                 "?, ?, 0, [], NULL, NULL)",
                 [raw.fetched_at, raw.fetched_at, raw.fetched_at, raw.capture_id, good.height,
                  good.height])
+    v1_columns = [r[0] for r in con.execute("DESCRIBE observation").fetchall()]
+    good = good.select(v1_columns)  # the columns of later migrations are not there yet
     con.register("good", good.to_arrow())
     con.execute("INSERT INTO observation BY NAME SELECT * FROM good")
     before = con.execute("SELECT * FROM observation ORDER BY ALL").fetchall()
