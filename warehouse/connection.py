@@ -104,9 +104,7 @@ def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str 
         if _is_lock_error(exc):
             message, role = busy_message(shown, text, writing=not read_only,
                                          read_path=snapshot.read_path(warehouse))
-            busy = WarehouseBusy(message)
-            busy.holder_role = role  # type: ignore[attr-defined]
-            raise busy from None
+            raise WarehouseBusy(message, role) from None
         raise WarehouseError(f"cannot open the warehouse {shown}: "
                              f"{text.splitlines()[0]}") from None
 
@@ -140,8 +138,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
                         warehouse=target)
             break
         except WarehouseBusy as busy:
-            patience = max(wait_s, READER_WAIT_S) \
-                if getattr(busy, "holder_role", None) == "reader" else wait_s
+            patience = max(wait_s, READER_WAIT_S) if busy.role == "reader" else wait_s
             if time.monotonic() - started >= patience:
                 raise
             time.sleep(0.2)
@@ -220,10 +217,11 @@ def _open_read(path: str | Path, config: dict[str, object]
             try:
                 return _open(target, read_only=True, config=config, shown=path,
                              warehouse=target), target
-            except WarehouseBusy:
+            except WarehouseError:
                 if published is None:
                     raise
-                # A writer has the file: read the last snapshot it (or one before) published.
+                # A writer has the file (another process, or this one: DuckDB refuses a
+                # second configuration): read the last snapshot published.
                 return _open(published.path, read_only=True, config=config, shown=path,
                              warehouse=target), published.path
         except WarehouseBusy:

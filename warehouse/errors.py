@@ -10,7 +10,12 @@ class WarehouseError(RuntimeError):
 
 
 class WarehouseBusy(WarehouseError):
-    """Another process holds the warehouse file (its message names the holder and its PID)."""
+    """Another process holds the warehouse file (its message names the holder and its PID);
+    `role`: 'reader', 'writer' or None (not known)."""
+
+    def __init__(self, message: str, role: str | None = None) -> None:
+        super().__init__(message)
+        self.role = role
 
 
 class WarehouseOutdated(WarehouseError):
