@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             cold: list[float] = []
             while refresh.poll() is None and with_readers:
                 busy.append(_read_once(demo))
-                if len(busy) % 25 == 1:  # now and then a whole command from a cold process
+                if len(busy) % 8 == 1:  # now and then a whole command from a cold process
                     began = time.perf_counter()
                     query = _cli(["query", READ_SQL], env)
                     query.communicate()
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                     if query.returncode != 0:
                         print("   a cold `gpuprices query` failed during the refresh")
                         return 1
-                time.sleep(0.05)
+                time.sleep(0.1)
             _, err = refresh.communicate()
             took = time.perf_counter() - start
             if refresh.returncode != 0:
