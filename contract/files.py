@@ -12,7 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["FileWriteError", "ensure_folder", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["FileWriteError", "ensure_folder", "link_target", "write_bytes_atomic",
+           "write_text_atomic"]
 
 
 class FileWriteError(OSError):
@@ -65,3 +66,12 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """`write_bytes_atomic` for UTF-8 text."""
     return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def link_target(path: str | Path) -> Path:
+    """The file a symlink at `path` points at (followed to the end), else `path` itself.
+
+    What is kept beside a file (its lock, its raw archive, its read snapshots) goes beside the
+    real file, so every way of naming it finds the same ones."""
+    given = Path(path)
+    return Path(os.path.realpath(given)) if given.is_symlink() else given

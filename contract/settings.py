@@ -106,7 +106,9 @@ class Settings:
 
     @property
     def archive_root(self) -> Path:
-        return self.archive_dir or self.warehouse.parent / "raw"
+        from contract.files import link_target  # beside the real file when it is a symlink
+
+        return self.archive_dir or link_target(self.warehouse).parent / "raw"
 
     @property
     def reports_root(self) -> Path:

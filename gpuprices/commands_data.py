@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -15,11 +16,13 @@ from gpuprices.options import (
     PrefectOpt,
     WarehouseOpt,
     fail,
+    in_range,
     prepare_prefect,
     read_warehouse,
     use_prefect,
 )
 from gpuprices.output import Format, print_frame
+from warehouse.sandbox import THREADS, TIMEOUT_S
 
 # Words of DuckDB's refusals under the query sandbox (warehouse.connection.SANDBOX).
 REFUSED = ("disabled by configuration", "configuration has been locked",
@@ -90,32 +93,106 @@ def parse(
             typer.echo(f"  {row[0]}: {row[1]}", err=True)
 
 
+# A table on a terminal shows at most this many rows (csv and json print every row).
+TABLE_ROWS = 1_000
+_UNITS = {"": 1, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+
+
+def _memory_mib(param: typer.CallbackParam, value: str | None) -> int | None:
+    """--memory-limit / GPUPRICES_QUERY_MEMORY: a size such as 2GB, 512MB, 1.5GiB (MB when no
+    unit), within warehouse.sandbox.MEMORY_MIB and the machine's memory; else exit 2."""
+    from warehouse.sandbox import MEMORY_MIB, machine_memory_mib
+
+    if value is None:
+        return None
+    low, high = MEMORY_MIB[0], min(MEMORY_MIB[1], machine_memory_mib())
+    allowed = f"allowed {low}MB to {high // 1024}GB"
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", value, re.I)
+    if not match:
+        raise fail(f"--memory-limit {value!r} is not a size such as 2GB or 512MB ({allowed})",
+                   2)
+    mib = float(match.group(1)) * _UNITS[match.group(2).lower()]
+    if not (low <= mib <= high):
+        raise fail(f"--memory-limit {value} is out of range: {allowed}", 2)
+    return int(mib)
+
+
 def query(
     sql: Annotated[str, typer.Argument(help="SQL to run (read-only)")],
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
+    memory_limit: Annotated[str | None, typer.Option(
+        "--memory-limit", envvar="GPUPRICES_QUERY_MEMORY", callback=_memory_mib,
+        help="most memory the query may use, e.g. 2GB (64MB to the machine's memory; "
+        "default a quarter of it, at most 4GB)", show_default=False)] = None,
+    threads: Annotated[int | None, typer.Option(
+        envvar="GPUPRICES_QUERY_THREADS", callback=in_range(*THREADS),
+        help="threads the query may use (1 to 256; default up to 4)",
+        show_default=False)] = None,
+    timeout: Annotated[float | None, typer.Option(
+        envvar="GPUPRICES_QUERY_TIMEOUT_S", callback=in_range(*TIMEOUT_S),
+        help="seconds before the query is stopped (0.1 to 86,400; default 60)",
+        show_default=False)] = None,
 ) -> None:
-    """Run read-only SQL against the warehouse. Statements that write, read or write other
-    files, install or load extensions, or change settings are refused."""
-    import duckdb
+    """Run one read-only SELECT against the warehouse. Statements that write, read or write
+    other files, install or load extensions, change settings or run pragmas are refused, and
+    the query runs within a memory limit, a thread limit and a time limit."""
+    from dataclasses import replace
 
-    with read_warehouse(warehouse, sandboxed=True) as con:
+    from warehouse.connection import WarehouseError
+    from warehouse.sandbox import check_statement, default_limits, run
+
+    limits = default_limits()
+    limits = replace(limits, memory_mib=memory_limit or limits.memory_mib,
+                     threads=threads or limits.threads, timeout_s=timeout or limits.timeout_s)
+    table = fmt is Format.table
+    with read_warehouse(warehouse, sandboxed=True, limits=limits) as con:
         try:
-            result = con.sql(sql)
-            if result is None:
-                raise fail("the statement returned no rows")
-            frame = result.pl()
-        except duckdb.Error as exc:
-            message = str(exc).splitlines()[0]
+            statement = check_statement(con, sql)
+            frame = run(con, statement, timeout_s=limits.timeout_s, nested=fmt is Format.json,
+                        preview=table, max_rows=TABLE_ROWS + 1 if table else None)
+        except WarehouseError as exc:
+            message = str(exc)
             lowered = message.lower()
-            if "read-only" in lowered or "read only" in lowered:
+            if message.startswith("refused"):
+                pass
+            elif "read-only" in lowered or "read only" in lowered:
                 message = f"refused: the warehouse is opened read-only: {message}"
             elif any(word in lowered for word in REFUSED):
                 message = ("refused: `gpuprices query` reads the warehouse only (no files, "
                            "extensions or settings; `gpuprices export` writes files): "
                            + message)
             raise fail(message) from None
+    if table and frame.height > TABLE_ROWS:
+        print_frame(frame.head(TABLE_ROWS), fmt)
+        typer.echo(f"(the first {TABLE_ROWS} rows; --format csv or json prints them all)",
+                   err=True)
+        return
     print_frame(frame, fmt)
+
+
+def migrate(warehouse: WarehouseOpt = None) -> None:
+    """Upgrade the warehouse to this version's schema and publish its read snapshot (read
+    commands never migrate: they ask for this, or any write command, first)."""
+    from warehouse.connection import (
+        WarehouseError,
+        check_warehouse_file,
+        open_warehouse,
+        schema_version,
+    )
+    from warehouse.snapshot import read_path
+
+    settings = load_settings(warehouse=warehouse)
+    if not settings.warehouse.exists():
+        raise fail(f"no warehouse at {settings.warehouse}: nothing to migrate")
+    try:
+        check_warehouse_file(settings.warehouse)
+        with open_warehouse(settings.warehouse, command="migrate") as con:
+            version = schema_version(con)
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"{settings.warehouse}: schema version {version}; readers open "
+               f"{read_path(settings.warehouse)}")
 
 
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
@@ -130,7 +207,13 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
         [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
           "url": s.url} for s in all_sources().values()]
     )
+    from warehouse.connection import WarehouseError, check_warehouse_file
+
     settings = load_settings(warehouse=warehouse)
+    try:
+        check_warehouse_file(settings.warehouse)  # a missing file is fine: never run
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
     status = None
     if settings.warehouse.exists():
         with read_warehouse(settings.warehouse) as con:
@@ -253,5 +336,5 @@ def summary(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
 
 
 def register(app: typer.Typer) -> None:
-    for command in (parse, query, sources, refresh, summary):
+    for command in (parse, query, sources, refresh, summary, migrate):
         app.command()(command)

@@ -128,7 +128,7 @@ def publish(
     """Copy the warehouse's tables and views into a DuckLake catalog for other readers."""
     import os
 
-    from warehouse.connection import WarehouseError, connect_read_only
+    from warehouse.connection import WarehouseError, read_source
     from warehouse.lake import lake_settings
     from warehouse.lake import publish as publish_lake
 
@@ -139,8 +139,8 @@ def publish(
     data = data_path or (configured[1] if configured else None)
     settings = load_settings(warehouse=warehouse)
     try:
-        connect_read_only(settings.warehouse).close()  # exists, migrated, not being written
-        result = publish_lake(settings.warehouse, url, data)
+        # the read snapshot (checked, current schema): publishing never holds up a refresh
+        result = publish_lake(read_source(settings.warehouse), url, data)
     except (WarehouseError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from None
     typer.echo(f"published to {url}: {result.tables.get('observation', 0)} observations "

@@ -19,6 +19,8 @@ from gpuprices.output import Format
 if TYPE_CHECKING:
     import duckdb
 
+    from warehouse.sandbox import QueryLimits
+
 __all__ = [
     "FormatOpt", "PrefectOpt", "WarehouseOpt", "fail", "in_range", "prepare_prefect",
     "read_warehouse", "use_prefect",
@@ -59,21 +61,27 @@ def _number(value: float) -> str:
 
 
 @contextmanager
-def read_warehouse(warehouse: Path | None, *,
-                   sandboxed: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The warehouse opened read-only for one command; a clear error (exit 1) when it cannot be.
+def read_warehouse(warehouse: Path | None, *, sandboxed: bool = False,
+                   limits: QueryLimits | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse's read path (its newest read snapshot) opened read-only for one command;
+    a clear error (exit 1) when it cannot be. No other file can be read through it.
 
-    `sandboxed`: also no other files, no extensions, no settings changes (user-written SQL).
+    `sandboxed`: also no settings changes, and `limits` (user-written SQL).
     """
+    import duckdb
+
     from warehouse.connection import WarehouseError, connect_read_only
 
     settings = load_settings(warehouse=warehouse)
     try:
-        con = connect_read_only(settings.warehouse, sandboxed=sandboxed)
+        con = connect_read_only(settings.warehouse, sandboxed=sandboxed, limits=limits)
     except WarehouseError as exc:
         raise fail(str(exc)) from None
     try:
         yield con
+    except duckdb.Error as exc:  # e.g. a view of the file that reads another file: refused
+        raise fail(f"cannot read the warehouse {settings.warehouse}: "
+                   f"{str(exc).splitlines()[0]}") from None
     finally:
         con.close()
 

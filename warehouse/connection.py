@@ -1,43 +1,72 @@
-"""Open the warehouse: migrations on open, views refreshed, clear errors when it is busy.
+"""Open the warehouse: writers migrate it and publish read snapshots; readers never block them.
 
-DuckDB allows one writing process per file. A reader that finds a refresh holding the file
-gets `WarehouseBusy` with a message saying so, instead of a raw lock error or a hang.
+Writers (`connect`, `open_warehouse`) open the DuckDB file itself: they check that the objects
+the code reads are tables of this schema (warehouse.schema.check_objects), migrate, refresh the
+views, and close by publishing a read snapshot (warehouse.snapshot). Readers
+(`connect_read_only`) open the newest snapshot, so a refresh and any number of readers run at
+once; they never migrate or write, and refuse an older schema with one line.
+
+No connection to a warehouse file can read another file: DuckDB's external access is off
+(no read_csv/read_text/COPY/ATTACH, no extensions), so nothing a file defines (a view, a
+macro) can read outside it. SQL a user typed gets SANDBOX (the configuration locked too) and
+the query limits (warehouse.sandbox).
 """
 
 from __future__ import annotations
 
-import re
+import logging
+import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
-from contract import STALE_AFTER_H
+from contract.files import link_target
+from warehouse import snapshot
+from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
+from warehouse.lock import busy_message, writer_lock
+from warehouse.sandbox import QueryLimits
+from warehouse.schema import (
+    LATEST_SCHEMA_VERSION,
+    MIGRATIONS_DIR,
+    VIEWS_SQL,
+    check_objects,
+    migrate,
+    migrations,
+    refresh_views,
+    require_latest,
+    schema_version,
+)
 
-MIGRATIONS_DIR = Path(__file__).with_name("migrations")
-VIEWS_SQL = Path(__file__).with_name("views.sql")
+__all__ = [
+    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
+    "VIEWS_SQL", "WarehouseBusy", "WarehouseError", "WarehouseOutdated", "WarehouseRefused",
+    "check_warehouse_file", "connect", "connect_read_only", "migrate", "migrations",
+    "open_warehouse", "read_source", "refresh_views", "schema_version",
+]
+
+log = logging.getLogger("gpuprices.warehouse")
+
 _LOCK_WORDS = ("could not set lock", "conflicting lock", "lock on file")
-# For SQL a user typed (`gpuprices query`): the warehouse file only. No other file is read or
-# written (COPY, read_csv, ATTACH, EXPORT), no extension installed or loaded, and no setting
-# can be changed afterwards (SET, PRAGMA, RESET).
-SANDBOX: dict[str, object] = {
+# Every connection to a warehouse file: the file only (no other file, no network, no
+# extension installed or loaded), whatever its views and macros say.
+NO_FILES: dict[str, object] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
-    "lock_configuration": True,
 }
-
-
-class WarehouseError(RuntimeError):
-    """The warehouse cannot be opened or used as asked."""
-
-
-class WarehouseBusy(WarehouseError):
-    """Another process (a refresh) holds the write lock on the warehouse file."""
+# For SQL a user typed (`gpuprices query`): also no setting can be changed afterwards.
+SANDBOX: dict[str, object] = {**NO_FILES, "lock_configuration": True}
+# A writer waits this long for readers that opened the warehouse file itself to close it.
+READER_WAIT_S = 30.0
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -45,116 +74,174 @@ def _is_lock_error(exc: Exception) -> bool:
     return any(word in text for word in _LOCK_WORDS)
 
 
-def migrations() -> list[tuple[int, Path]]:
-    found = []
-    for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
-        match = re.match(r"(\d+)_", path.name)
-        if match:
-            found.append((int(match.group(1)), path))
-    return found
+def _is_memory(path: str | Path) -> bool:
+    return str(path) == ":memory:"
 
 
-LATEST_SCHEMA_VERSION = max(v for v, _ in migrations())
-
-
-def schema_version(con: duckdb.DuckDBPyConnection) -> int:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-    ).fetchone()
-    if not exists or not exists[0]:
-        return 0
-    row = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-    return int(row[0]) if row else 0
-
-
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
-    """Apply every migration not yet recorded, each in its own transaction; returns them."""
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
-        "applied_at TIMESTAMPTZ NOT NULL, description VARCHAR)"
-    )
-    recorded = {row[0] for row in con.execute("SELECT version FROM schema_version").fetchall()}
-    applied = []
-    for version, path in migrations():
-        if version in recorded:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(path.read_text(encoding="utf-8"))
-            con.execute(
-                "INSERT INTO schema_version VALUES (?, ?, ?)",
-                [version, datetime.now(UTC), path.stem],
-            )
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-        applied.append(version)
-    return applied
-
-
-def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
-    """Recreate the views and macros; stale_after() carries contract.STALE_AFTER_H to SQL."""
-    con.execute(f"CREATE OR REPLACE MACRO stale_after() AS INTERVAL ({int(STALE_AFTER_H)}) HOUR")
-    con.execute(VIEWS_SQL.read_text(encoding="utf-8"))
-
-
-def _connect(path: str | Path, read_only: bool,
-             config: dict[str, object] | None = None) -> duckdb.DuckDBPyConnection:
-    target = str(path)
+def _file(path: str | Path) -> Path:
+    """The real file behind `path` (a symlink followed); WarehouseError, one line, when it
+    exists but is no regular file (a directory, a FIFO, a device: opening one would hang or
+    fail deep inside DuckDB) or cannot be looked at."""
+    target = link_target(path)
     try:
-        return duckdb.connect(target, read_only=read_only, config=config or {})
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise WarehouseError(f"cannot use the warehouse {path}: {exc.strerror or exc}") from None
+    for check, kind in _KINDS:
+        if check(mode):
+            raise WarehouseError(f"the warehouse {path} is {kind}, not a DuckDB file")
+    return target
+
+
+def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
+          warehouse: Path) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
+        text = str(exc)
         if _is_lock_error(exc):
-            raise WarehouseBusy(
-                f"the warehouse {target} is locked by another process (a refresh is writing "
-                "to it); try again when it finishes"
-            ) from None
-        raise WarehouseError(f"cannot open the warehouse {target}: {exc}") from None
+            message, role = busy_message(shown, text, writing=not read_only,
+                                         read_path=snapshot.read_path(warehouse))
+            raise WarehouseBusy(message, role) from None
+        raise WarehouseError(f"cannot open the warehouse {shown}: "
+                             f"{text.splitlines()[0]}") from None
 
 
 def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnection:
-    """Open for writing: create the file if needed, migrate, refresh views.
+    """Open for writing: create the file if needed, check it, migrate, refresh views, and mark
+    runs whose process is gone (a kill -9) as abandoned.
 
-    `wait_s` > 0 waits that long for another writer to finish before giving up.
+    `wait_s` > 0 waits that long for another writer to finish before giving up; readers that
+    opened the file itself (not a snapshot) are waited for up to READER_WAIT_S.
     """
     if str(path).startswith("ducklake:"):
         raise WarehouseError(f"{path} is a DuckLake: it is read here, written by "
                              "`gpuprices publish` from a DuckDB warehouse file")
-    if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + wait_s
+    if _is_memory(path):
+        con = duckdb.connect(":memory:", config=dict(NO_FILES))
+        migrate(con)
+        refresh_views(con)
+        _sync_catalog(con)
+        return con
+    target = _file(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WarehouseError(f"cannot create the warehouse {path}: "
+                             f"{exc.strerror or exc}") from None
+    started = time.monotonic()
     while True:
         try:
-            con = _connect(path, read_only=False)
+            con = _open(target, read_only=False, config=dict(NO_FILES), shown=path,
+                        warehouse=target)
             break
-        except WarehouseBusy:
-            if time.monotonic() >= deadline:
+        except WarehouseBusy as busy:
+            patience = max(wait_s, READER_WAIT_S) if busy.role == "reader" else wait_s
+            if time.monotonic() - started >= patience:
                 raise
             time.sleep(0.2)
-    applied = migrate(con)
-    refresh_views(con)
-    _sync_catalog(con)
-    if applied and applied != [v for v, _ in migrations()]:  # an existing file was upgraded
-        from warehouse.summaries import rebuild_committed
-
-        rebuild_committed(con)
+    try:
+        _prepare(con, path)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
+def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    try:
+        check_objects(con)  # before anything reads the file's objects
+        applied = migrate(con)
+        refresh_views(con)
+        _sync_catalog(con)
+        if applied and applied != [v for v, _ in migrations()]:  # an existing file upgraded
+            from warehouse.summaries import rebuild_committed
+
+            rebuild_committed(con)
+        _mark_abandoned_runs(con)
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot prepare the warehouse {path}: "
+                             f"{str(exc).splitlines()[0]}") from None
+
+
+def _mark_abandoned_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Runs still `running` belong to a process that is gone, when this connection is the only
+    one to the file: DuckDB's write lock keeps other processes out, and no other connection of
+    this process is in the middle of one. Mark them `abandoned` with a finish time."""
+    row = con.execute("SELECT count FROM system.main.duckdb_connection_count()").fetchone()
+    if not row or int(row[0]) != 1:
+        return
+    con.execute(
+        "UPDATE refresh_run SET status = 'abandoned', finished_at = now(), "
+        "note = coalesce(note || '; ', '') || 'abandoned: its process ended before it "
+        "finished (killed?)' WHERE status = 'running'")
+
+
 def check_warehouse_file(path: str | Path) -> None:
-    """WarehouseError now, before any work, when `path` exists but is not a DuckDB warehouse
-    (or another process holds it). A missing file is fine: it will be created."""
-    if str(path) != ":memory:" and Path(path).exists():
-        _connect(path, read_only=True).close()
+    """WarehouseError now, before any work, when `path` exists but is not a DuckDB file (a
+    directory, a FIFO, another kind of file). A missing or empty file is fine: it will be
+    created. Reads the first bytes only: never waits for, nor blocks, another process."""
+    if _is_memory(path) or str(path).startswith("ducklake:"):
+        return
+    target = _file(path)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WarehouseError(f"cannot read the warehouse {path}: {exc.strerror or exc}") from None
+    try:
+        head = os.read(fd, 16)
+    finally:
+        os.close(fd)
+    if head and head[8:12] != _DUCKDB_MAGIC:
+        raise WarehouseError(f"the warehouse {path} is not a valid DuckDB database file")
 
 
-def connect_read_only(path: str | Path, *, sandboxed: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open an existing warehouse read-only: any statement that writes is refused by DuckDB.
+def _open_read(path: str | Path, config: dict[str, object]
+               ) -> tuple[duckdb.DuckDBPyConnection, Path]:
+    target = _file(path)
+    if not target.exists():
+        raise WarehouseError(
+            f"no warehouse at {path}: run `gpuprices refresh` (or `make demo`) first, "
+            "or point --warehouse / GPUPRICES_WAREHOUSE at one"
+        )
+    for _ in range(3):  # a snapshot may be pruned between finding and opening it: look again
+        published = snapshot.current(target)
+        try:
+            if published is not None and published.matches(target):
+                return _open(published.path, read_only=True, config=config, shown=path,
+                             warehouse=target), published.path
+            try:
+                return _open(target, read_only=True, config=config, shown=path,
+                             warehouse=target), target
+            except WarehouseError:
+                if published is None:
+                    raise
+                # A writer has the file (another process, or this one: DuckDB refuses a
+                # second configuration): read the last snapshot published.
+                return _open(published.path, read_only=True, config=config, shown=path,
+                             warehouse=target), published.path
+        except WarehouseBusy:
+            raise
+        except WarehouseError:
+            if published is None or published.path.exists():
+                raise
+    raise WarehouseBusy(f"the read snapshots of {path} keep changing; try again")
 
-    `sandboxed` (SQL a user typed): nothing but the warehouse file, no extensions, locked
-    settings. A DuckLake reads its own data files, so there only extensions and settings are
-    locked.
+
+def connect_read_only(path: str | Path, *, sandboxed: bool = False,
+                      limits: QueryLimits | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse for reading (its newest read snapshot: see `read_source`); any
+    statement that writes is refused by DuckDB, and no other file can be read.
+
+    Never migrates or writes: an older schema is refused with one line (WarehouseOutdated),
+    as is a file whose tables are views or whose macros shadow DuckDB's functions.
+    `sandboxed` (SQL a user typed): the configuration locked too, and `limits` (memory,
+    threads; the timeout is warehouse.sandbox.run's). A DuckLake reads its own data files, so
+    there only extensions and settings are locked.
     """
     if str(path).startswith("ducklake:"):  # a DuckLake published by `gpuprices publish`
         from warehouse.lake import open_lake
@@ -165,29 +252,78 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False) -> duckdb.Du
                          "lock_configuration"):
                 con.execute(f"SET {name} = {str(SANDBOX[name]).lower()}")
         return con
-    if str(path) != ":memory:" and not Path(path).exists():
-        raise WarehouseError(
-            f"no warehouse at {path}: run `gpuprices refresh` (or `make demo`) first, "
-            "or point --warehouse / GPUPRICES_WAREHOUSE at one"
-        )
-    config = SANDBOX if sandboxed else None
-    con = _connect(path, read_only=True, config=config)
-    if schema_version(con) < LATEST_SCHEMA_VERSION:
+    config = dict(SANDBOX if sandboxed else NO_FILES)
+    if sandboxed and limits is not None:
+        config.update(limits.config())
+    if _is_memory(path):
+        return duckdb.connect(":memory:", config=config)
+    return _open_checked(path, config)[0]
+
+
+def read_source(path: str | Path) -> Path:
+    """The file a reader of the warehouse at `path` opens now (checked like
+    `connect_read_only`): the newest read snapshot when it holds what the warehouse holds,
+    or while a writer has the file; else the warehouse file itself."""
+    con, source = _open_checked(path, dict(NO_FILES))
+    con.close()
+    return source
+
+
+def _open_checked(path: str | Path, config: dict[str, object]
+                  ) -> tuple[duckdb.DuckDBPyConnection, Path]:
+    con, source = _open_read(path, config)
+    try:
+        require_latest(con, str(path))
+    except duckdb.Error as exc:
         con.close()
-        # Older file: migrate once with a writable connection, then reopen read-only.
-        connect(path).close()
-        con = _connect(path, read_only=True, config=config)
-    return con
+        raise WarehouseRefused(f"cannot read the warehouse {path}: "
+                               f"{str(exc).splitlines()[0]}") from None
+    except BaseException:
+        con.close()
+        raise
+    return con, source
 
 
 @contextmanager
-def open_warehouse(path: str | Path, *, read_only: bool = False,
-                   wait_s: float = 0.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect_read_only(path) if read_only else connect(path, wait_s=wait_s)
+def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
+                   command: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection for the duration. Writable: holds the writers' lock (warehouse.lock)
+    and, on the way out, publishes the read snapshot readers open."""
+    if read_only:
+        con = connect_read_only(path)
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    if _is_memory(path):
+        con = connect(path)
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    target = _file(path)  # a FIFO or a folder is refused before anything is made beside it
+    with writer_lock(path, command=command, wait_s=wait_s):
+        published = snapshot.current(target)
+        stale = target.exists() and (published is None or not published.matches(target))
+        con = connect(path, wait_s=wait_s)
+        try:
+            if stale:  # no snapshot of the file as it stands (first write, after a crash ...):
+                _publish(con, path)  # publish one now, so readers need not wait for this write
+            yield con
+        finally:
+            try:
+                _publish(con, path)
+            finally:
+                con.close()
+
+
+def _publish(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     try:
-        yield con
-    finally:
-        con.close()
+        snapshot.publish(con, path)
+    except (WarehouseError, duckdb.Error) as exc:  # readers keep the previous one
+        log.warning("no new read snapshot of %s: %s", path, str(exc).splitlines()[0])
 
 
 def _reference_fingerprint() -> str:

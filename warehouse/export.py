@@ -6,9 +6,9 @@ Layout under DIR:
     daily_cheapest.<ext>                                     cheapest per GPU model per day
 
 DuckDB, polars, pandas/pyarrow and Spark read the partitioned folder with hive partitioning
-(the `provider` and `month` columns come back from the folder names). Runs from a read-only
-connection: COPY writes files, not the database, so exporting never blocks on a refresh's lock
-other than DuckDB's own (see connection.WarehouseBusy).
+(the `provider` and `month` columns come back from the folder names). Reads from a read-only
+connection to the read snapshot (it can read no other file), so exporting never waits for a
+refresh; the rows stream to a separate in-memory DuckDB that writes the files.
 
 Every file is written beside its target under a temporary name and renamed into place once
 whole, the observations folder likewise (the old folder is swapped out, then removed): a full
@@ -49,11 +49,20 @@ def _quote(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
-def _copy(con: duckdb.DuckDBPyConnection, sql: str, temporary: Path, target: Path) -> None:
-    """COPY into `temporary`, then rename it over `target`; nothing half-written stays."""
+def _copy(con: duckdb.DuckDBPyConnection, select: str, options: str, temporary: Path,
+          target: Path) -> None:
+    """COPY the rows of `select` into `temporary`, then rename it over `target`; nothing
+    half-written stays. Rows are read on `con` and written by an in-memory DuckDB that holds
+    nothing but them (warehouse connections cannot write files)."""
     try:
-        con.execute(sql.format(to=_quote(temporary)))
-        if "PARTITION_BY" in sql and not temporary.exists():
+        rows = con.execute(select).to_arrow_reader()
+        out = duckdb.connect()
+        try:
+            out.register("_rows", rows)
+            out.execute(f"COPY _rows TO {_quote(temporary)} ({options})")
+        finally:
+            out.close()
+        if "PARTITION_BY" in options and not temporary.exists():
             temporary.mkdir()  # no rows: an empty folder, as the readers expect
         if target.is_dir() and temporary.is_dir():  # swap folders: old out, new in, old gone
             retired = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
@@ -87,10 +96,9 @@ def export(con: duckdb.DuckDBPyConnection, directory: Path,
     if observations_dir.exists() and not observations_dir.is_dir():
         raise FileWriteError(f"cannot export {observations_dir}: it exists and is not a folder")
     # month as 'YYYY-MM' (UTC), a plain string: the same partition names in every reader.
-    _copy(con,
-          "COPY (SELECT *, strftime(timezone('UTC', observed_at), '%Y-%m') AS month "
-          "FROM observation ORDER BY observed_at) TO {to} "
-          f"({_options(fmt)}, PARTITION_BY (provider, month))",
+    _copy(con, "SELECT *, strftime(timezone('UTC', observed_at), '%Y-%m') AS month "
+          "FROM observation ORDER BY observed_at",
+          f"{_options(fmt)}, PARTITION_BY (provider, month)",
           directory / f".observations.tmp-{token}", observations_dir)
     files: dict[str, int] = {}
     row = con.execute("SELECT count(*), count(DISTINCT (provider, "
@@ -102,7 +110,7 @@ def export(con: duckdb.DuckDBPyConnection, directory: Path,
         target = directory / f"{table}.{fmt}"
         if target.exists() and not target.is_file():
             raise FileWriteError(f"cannot export {target}: it exists and is not a file")
-        _copy(con, f"COPY (SELECT * FROM {table}) TO {{to}} ({_options(fmt)})",
+        _copy(con, f"SELECT * FROM {table}", _options(fmt),
               directory / f".{table}.tmp-{token}.{fmt}", target)
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()
         files[target.name] = int(count[0]) if count else 0

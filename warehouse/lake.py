@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.connection import refresh_views
+from warehouse.schema import refresh_views
 
 LAKE_ALIAS = "lake"
 BY_CAPTURE = ("observation", "quarantine")  # large: copied per changed capture
@@ -74,6 +74,11 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _ident(name: str) -> str:
+    """A table name as a quoted identifier: names come from the file being published."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def attach_lake(con: duckdb.DuckDBPyConnection, url: str, data_path: str | None = None, *,
                 read_only: bool = False) -> None:
     if not url.startswith("ducklake:"):
@@ -104,25 +109,29 @@ def _tables(con: duckdb.DuckDBPyConnection, database: str) -> list[str]:
 
 def _copy_changed_captures(con: duckdb.DuckDBPyConnection, table: str) -> int:
     """Rewrite the rows of captures whose (count, run ids) differ between warehouse and lake."""
+    name = _ident(table)
     signature = ("SELECT capture_id, count(*) AS n, min(run_id) AS r0, max(run_id) AS r1 "
                  "FROM {db}.main.{t} GROUP BY capture_id")
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE _changed AS "
-        f"SELECT capture_id FROM (({signature.format(db='wh', t=table)}) EXCEPT "
-        f"({signature.format(db=LAKE_ALIAS, t=table)})) "
-        f"UNION SELECT capture_id FROM (({signature.format(db=LAKE_ALIAS, t=table)}) EXCEPT "
-        f"({signature.format(db='wh', t=table)}))"
+        f"SELECT capture_id FROM (({signature.format(db='wh', t=name)}) EXCEPT "
+        f"({signature.format(db=LAKE_ALIAS, t=name)})) "
+        f"UNION SELECT capture_id FROM (({signature.format(db=LAKE_ALIAS, t=name)}) EXCEPT "
+        f"({signature.format(db='wh', t=name)}))"
     )
-    con.execute(f"DELETE FROM {LAKE_ALIAS}.main.{table} "
+    con.execute(f"DELETE FROM {LAKE_ALIAS}.main.{name} "
                 f"WHERE capture_id IN (SELECT capture_id FROM _changed)")
-    con.execute(f"INSERT INTO {LAKE_ALIAS}.main.{table} SELECT * FROM wh.main.{table} "
+    con.execute(f"INSERT INTO {LAKE_ALIAS}.main.{name} SELECT * FROM wh.main.{name} "
                 f"WHERE capture_id IN (SELECT capture_id FROM _changed)")
     row = con.execute("SELECT count(*) FROM _changed").fetchone()
     return int(row[0]) if row else 0
 
 
 def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> PublishResult:
-    """Copy the warehouse's tables and views into the DuckLake at `url` (one transaction)."""
+    """Copy the warehouse's tables and views into the DuckLake at `url` (one transaction).
+
+    `warehouse`: the file to copy from, normally its read snapshot
+    (warehouse.connection.read_source), so publishing never holds up a refresh."""
     con = duckdb.connect()
     try:
         con.execute(f"ATTACH {_quote(str(warehouse))} AS wh (READ_ONLY)")
@@ -132,26 +141,28 @@ def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> Pu
         captures = 0
         con.execute("BEGIN TRANSACTION")
         for table in _tables(con, "wh"):
+            name = _ident(table)
             same_shape = table in lake_tables and \
                 _columns(con, "wh", table) == _columns(con, LAKE_ALIAS, table)
             if not same_shape:
                 # CREATE ... AS keeps columns and types, not constraints (DuckLake has none).
-                con.execute(f"DROP TABLE IF EXISTS {LAKE_ALIAS}.main.{table}")
-                con.execute(f"CREATE TABLE {LAKE_ALIAS}.main.{table} AS "
-                            f"SELECT * FROM wh.main.{table}")
+                con.execute(f"DROP TABLE IF EXISTS {LAKE_ALIAS}.main.{name}")
+                con.execute(f"CREATE TABLE {LAKE_ALIAS}.main.{name} AS "
+                            f"SELECT * FROM wh.main.{name}")
                 recreated.append(table)
             elif table in BY_CAPTURE:
                 captures += _copy_changed_captures(con, table)
             else:
-                con.execute(f"DELETE FROM {LAKE_ALIAS}.main.{table}")
-                con.execute(f"INSERT INTO {LAKE_ALIAS}.main.{table} "
-                            f"SELECT * FROM wh.main.{table}")
+                con.execute(f"DELETE FROM {LAKE_ALIAS}.main.{name}")
+                con.execute(f"INSERT INTO {LAKE_ALIAS}.main.{name} "
+                            f"SELECT * FROM wh.main.{name}")
         con.execute(f"USE {LAKE_ALIAS}")
         refresh_views(con)
         con.execute("COMMIT")
         counts = {}
         for table in _tables(con, LAKE_ALIAS):
-            row = con.execute(f"SELECT count(*) FROM {LAKE_ALIAS}.main.{table}").fetchone()
+            row = con.execute(f"SELECT count(*) FROM {LAKE_ALIAS}.main.{_ident(table)}"
+                              ).fetchone()
             counts[table] = int(row[0]) if row else 0
         return PublishResult(counts, captures, tuple(recreated))
     finally:

@@ -71,3 +71,58 @@ def test_the_warehouse_knows_no_concrete_source() -> None:
                 if module.startswith("warehouse.") for name in names
                 if name.startswith("scrapers.") and name != "scrapers.base"]
     assert concrete == []
+
+
+def _edges(path: Path, modules: set[str]) -> set[str]:
+    """The project modules `path` imports, `from package import module` included."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module in modules:
+                found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names} & modules
+    return found
+
+
+def import_cycles() -> list[list[str]]:
+    """Strongly connected groups of more than one module in the import graph (imports inside
+    functions count: a lazy import still ties the two modules together)."""
+    paths = {module_name(p): p
+             for package in LAYERS for p in sorted((REPO / package).rglob("*.py"))}
+    graph = {m: _edges(p, set(paths)) - {m} for m, p in paths.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return groups
+
+
+def test_no_import_cycles() -> None:
+    """e.g. warehouse.connection <-> warehouse.lake (issue 22): now warehouse.schema holds
+    what both need."""
+    assert import_cycles() == []
