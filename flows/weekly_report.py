@@ -14,7 +14,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from flows.report_work import write_weekly_report
-from reports.weekly import artifact_key
+from reports.weekly.report import artifact_key
 
 __all__ = ["weekly_report", "write_weekly_report"]
 
