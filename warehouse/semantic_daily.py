@@ -5,8 +5,9 @@ every derived table), from the first day the append changed to the last day with
 
 - daily_source: which source speaks for each provider x GPU model x pricing at the end of
   each observed day (source precedence), so the price_move view counts that source's moves;
-- daily_cheapest: the cheapest comparable offer (warehouse.semantic OFFERS, default pricing
-  set) per GPU model and provider segment, per observed day, with its provenance;
+- daily_cheapest_segment: the cheapest comparable offer (warehouse.semantic OFFERS, default
+  pricing set) per GPU model and provider segment, per observed day, with its provenance (the
+  view daily_cheapest is its cheapest per GPU model and day);
 - market_price, market_provider_price: the market price (semantic_market MARKET) of every day
   on which some source's prices are fresh, carried-forward days included.
 
@@ -39,12 +40,13 @@ from warehouse.semantic_market import MARKET, PROVIDERS, market_params
 __all__ = ["DERIVED_TABLES", "WINDOW_DAYS", "cheapest_history", "refresh_days",
            "segment_history"]
 
-DERIVED_TABLES = ("daily_source", "daily_cheapest", "market_price", "market_provider_price")
+DERIVED_TABLES = ("daily_source", "daily_cheapest_segment", "market_price",
+                  "market_provider_price")
 # A price counts on the day it was seen and, carried forward, up to this many days after.
 WINDOW_DAYS = math.ceil(STALE_AFTER_H / 24)
 _ORDER = ", ".join(OFFER_ORDER)
 _CHEAPEST_ROWS = f"""
-    INSERT INTO daily_cheapest
+    INSERT INTO daily_cheapest_segment
     SELECT $day, gpu_model, segment, price_usd_per_gpu_hour, provider, offering, region,
            pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at,
            count(*) OVER (PARTITION BY gpu_model, segment)
@@ -161,9 +163,9 @@ def _cheapest_rows(con: duckdb.DuckDBPyConnection, as_of: datetime, day: date,
 
 def segment_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
                     until: date) -> pl.DataFrame:
-    """daily_cheapest rows up to `until`: the cheapest comparable offer per GPU model,
+    """daily_cheapest_segment rows up to `until`: the cheapest comparable offer per GPU model,
     provider segment and observed day (the board's history lines)."""
     return con.execute(
         "SELECT gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source "
-        "FROM daily_cheapest WHERE day <= $until AND list_contains($models, gpu_model) "
+        "FROM daily_cheapest_segment WHERE day <= $until AND list_contains($models, gpu_model) "
         "ORDER BY gpu_model, segment, day", {"until": until, "models": gpu_models}).pl()

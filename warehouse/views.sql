@@ -201,6 +201,16 @@ SEMI JOIN daily_source d ON d.day = c.changed_on AND d.source = c.source
 WHERE excluded_because(c.gpu_model, c.gpu_only, c.gpu_count, c.pricing, [c.pricing], NULL,
                        false) IS NULL;
 
+-- THE CHEAPEST PER GPU PER DAY: the cheapest comparable offer (default pricing set) of each
+-- GPU model on each observed day, as prices stood at its end, with the offer's provenance:
+-- the first of the day's segment rows (daily_cheapest_segment), ties in warehouse.semantic
+-- OFFER_ORDER. Today's row is as of the last append; `gpuprices history` asks live instead.
+CREATE OR REPLACE VIEW daily_cheapest AS
+SELECT * EXCLUDE (segment, offers), sum(offers) OVER (PARTITION BY day, gpu_model) AS offers
+FROM daily_cheapest_segment
+QUALIFY row_number() OVER (PARTITION BY day, gpu_model
+                           ORDER BY usd_per_gpu_hour, provider, offering, region, pricing) = 1;
+
 -- Where a direct source and an aggregator disagree by more than 10 % on a provider's GPU price.
 CREATE OR REPLACE VIEW source_disagreement AS
 WITH cheapest AS (

@@ -13,13 +13,13 @@ from typer.testing import CliRunner
 from flows.backfill import replay_examples
 from gpuprices.cli import app
 from reports.charts import chart_series, series_models
-from reports.queries import daily_cheapest_history
-from reports.weekly import build_report
+from reports.weekly.report import build_report
 from scrapers.demo_history import load_snapshots, replay_dates
 from scrapers.registry import all_sources
 from warehouse.append import finish_run, start_run
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ingest
+from warehouse.semantic_daily import cheapest_history
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
@@ -49,14 +49,16 @@ def test_every_report_section_fills_whatever_the_day(now: datetime, warehouse_pa
     with open_warehouse(warehouse_path) as con:
         report = build_report(con, as_of=now, chart_dir=tmp_path)
         moves = con.execute("SELECT count(*) FROM price_change").fetchone()[0]
-        history = daily_cheapest_history(
+        history = cheapest_history(
             con, [m for ms in series_models().values() for m in ms],
-            since=now.date() - timedelta(days=90), until=now.date())
+            since=now.date() - timedelta(days=90), until=now.date(), per_model=True, now=now)
     assert "**Demo data:**" in report.markdown and "HISTORY.toml" in report.markdown
     week = section(report.markdown, 4)
     assert "need at least a week of history" not in week
-    drops = week.split("### Biggest drops")[1].split("###")[0]
-    assert re.search(r"^\| H100 SXM \| \$\d", drops, re.MULTILINE), drops
+    # a market move over enough matched providers, and coverage changes apart
+    moved = week.split("(matched providers)")[1].split("###")[0]
+    assert re.search(r"^\| A100 80GB \| 3 \| \$\d", moved, re.MULTILINE), moved
+    assert "### Coverage changes (not price moves)" in week
     assert moves > 10
     assert report.charts and report.charts[0].stat().st_size > 0
     days_per_series = chart_series(history).group_by("series").len()

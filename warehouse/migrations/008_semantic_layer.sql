@@ -5,8 +5,10 @@
 -- from its observations by warehouse.summaries.rebuild right after this migration.
 -- - term_months joins an offering's identity (a 1-year and a 3-year reserved price are two
 --   offerings): daily_price, price_change and price_state key on it (0 = no term).
--- - daily_cheapest: the cheapest comparable offer per GPU model, provider segment and
---   observed day, in the default pricing set, with the offer's provenance.
+-- - daily_cheapest_segment: the cheapest comparable offer per GPU model, provider segment and
+--   observed day, in the default pricing set, with the offer's provenance (the view
+--   daily_cheapest, views.sql, is its cheapest per GPU model and day). It replaces the table
+--   daily_cheapest (one row per pricing kind, unavailable offers counted).
 -- - daily_source: which source spoke for each provider x GPU model x pricing at the end of
 --   each observed day (source precedence), so a price move is read from that source only.
 -- - market_price, market_provider_price: moved here from reports/market.sql; min_usd and
@@ -63,7 +65,8 @@ CREATE TABLE price_state (
 );
 
 DROP TABLE IF EXISTS daily_cheapest;
-CREATE TABLE daily_cheapest (
+DROP TABLE IF EXISTS daily_cheapest_segment;
+CREATE TABLE daily_cheapest_segment (
     day              DATE NOT NULL,
     gpu_model        VARCHAR NOT NULL,
     segment          VARCHAR NOT NULL,
