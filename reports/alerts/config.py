@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from contract import DEFAULT_PRICING, PRICING
@@ -38,16 +38,28 @@ class AlertConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One rule, resolved when made: `gpu_models` is what `gpu` means (a family: every model
+    of it), `pricing` a tuple of kinds. AlertConfigError for a GPU or pricing that is none."""
+
     name: str
     kind: str
     gpu: str | None = None  # as written in the file
-    gpu_models: tuple[str, ...] = ()  # what `gpu` resolves to (filled when the file loads)
-    pricing: tuple[str, ...] = DEFAULT_PRICING
+    pricing: tuple[str, ...] | str = DEFAULT_PRICING  # a kind, kinds, or "any"
     below_usd_per_gpu_hour: float | None = None
     drop_pct: float | None = None
     within_days: int = 7
     source: str | None = None
     stale_hours: float | None = None
+    gpu_models: tuple[str, ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pricing", _pricing(self.name, self.pricing))
+        if self.gpu is not None:
+            try:
+                models = tuple(resolve_gpus([str(self.gpu)]))
+            except UnknownGpuName as exc:
+                raise AlertConfigError(f"rule {self.name!r}: {exc}") from None
+            object.__setattr__(self, "gpu_models", models)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,21 +83,13 @@ def _rule(index: int, item: object) -> Rule:
     kind = item.get("kind")
     if kind not in KINDS:
         raise AlertConfigError(f"rule {name!r}: kind must be one of {', '.join(KINDS)}")
-    unknown = set(item) - set(Rule.__dataclass_fields__)
+    unknown = set(item) - set(Rule.__dataclass_fields__) | ({"gpu_models"} & set(item))
     if unknown:
         raise AlertConfigError(f"rule {name!r}: unknown field(s) {', '.join(sorted(unknown))}")
     missing = [f for f in _REQUIRED[str(kind)] if item.get(f) in (None, "")]
     if missing:
         raise AlertConfigError(f"rule {name!r} ({kind}) needs {', '.join(missing)}")
-    if "gpu_models" in item:
-        raise AlertConfigError(f"rule {name!r}: unknown field(s) gpu_models")
-    fields = {**item, "name": name, "pricing": _pricing(name, item.get("pricing"))}
-    if item.get("gpu") is not None:
-        try:
-            fields["gpu_models"] = tuple(resolve_gpus([str(item["gpu"])]))
-        except UnknownGpuName as exc:
-            raise AlertConfigError(f"rule {name!r}: {exc}") from None
-    return Rule(**fields)
+    return Rule(**{**item, "name": name})
 
 
 def _pricing(name: str, value: object) -> tuple[str, ...]:
@@ -94,7 +98,8 @@ def _pricing(name: str, value: object) -> tuple[str, ...]:
         return DEFAULT_PRICING
     if value == "any":
         return tuple(PRICING)
-    chosen = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    chosen = [value] if isinstance(value, str) else list(value) \
+        if isinstance(value, list | tuple) else []
     if not chosen or any(p not in PRICING for p in chosen):
         raise AlertConfigError(f"rule {name!r}: pricing must be \"any\" or kinds of "
                                f"{', '.join(PRICING)}, not {value!r}")
