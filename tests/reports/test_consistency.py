@@ -43,36 +43,55 @@ class Capture:
     offers: tuple[dict[str, object], ...]
 
 
-def _offers(draw: st.DrawFn, provider: str, tag: str) -> tuple[dict[str, object], ...]:
-    rows = []
+@dataclass(frozen=True)
+class Offering:
+    name: str
+    gpu: str
+    count: float  # 0.5: a slice of a GPU
+    pricing: str
+
+
+def _offerings(draw: st.DrawFn, tag: str) -> list[Offering]:
+    """What a source lists (the same every night; its prices and availability change)."""
+    offerings = []
     for gpu in draw(st.lists(st.sampled_from(GPUS), min_size=1, max_size=3, unique=True)):
         for i in range(draw(st.integers(1, 2))):
-            count = draw(st.sampled_from((1.0, 1.0, 2.0, 8.0, 0.5)))  # 0.5: a slice
-            per_gpu = round(BASE[gpu] * draw(st.floats(0.6, 1.6)), 2)
-            rows.append(offer(
-                provider, f"{tag}-{gpu}-{i}".replace(" ", "_"), gpu, round(per_gpu * count, 4),
-                count=count, available=draw(st.sampled_from((True, None, False))),
-                pricing=draw(st.sampled_from(("on_demand", "on_demand", "community", "spot")))))
-    return tuple(rows)
+            offerings.append(Offering(
+                f"{tag}-{gpu}-{i}".replace(" ", "_"), gpu,
+                draw(st.sampled_from((1.0, 1.0, 2.0, 8.0, 0.5))),
+                draw(st.sampled_from(("on_demand", "on_demand", "community", "spot")))))
+    return offerings
+
+
+def _night(draw: st.DrawFn, provider: str, offerings: list[Offering]
+           ) -> tuple[dict[str, object], ...]:
+    return tuple(offer(provider, o.name, o.gpu,
+                       round(BASE[o.gpu] * draw(st.floats(0.6, 1.6)) * o.count, 4),
+                       count=o.count, pricing=o.pricing,
+                       available=draw(st.sampled_from((True, True, None, False))))
+                 for o in offerings)
 
 
 @st.composite
 def warehouses(draw: st.DrawFn) -> tuple[int, list[tuple[str, str, str]], list[Capture]]:
     days = draw(st.integers(8, 10))
-    providers = draw(st.lists(st.sampled_from(PROVIDERS), min_size=3, max_size=5, unique=True))
+    providers = draw(st.lists(st.sampled_from(PROVIDERS), min_size=3, max_size=6, unique=True))
     sources: list[tuple[str, str, str]] = []
     captures: list[Capture] = []
     for provider in providers:
         kinds = ["api", "page"] if draw(st.booleans()) else ["api"]  # two sources of one
-        joined = draw(st.integers(0, days))  # days ago it first quotes (joins)
-        left = draw(st.integers(0, joined))  # days ago it last quotes (leaves)
+        # most providers quote all along; some join late or leave early
+        joined = draw(st.sampled_from((days, days, days, draw(st.integers(0, days)))))
+        left = draw(st.sampled_from((0, 0, 0, draw(st.integers(0, joined)))))
         for kind in kinds:
             name = f"{provider}-{kind}"
             sources.append((name, provider, kind))
-            missing = draw(st.sets(st.integers(left, joined), max_size=3))  # days it fails
+            offerings = _offerings(draw, kind)
+            missing = draw(st.sets(st.integers(left, joined), max_size=2))  # nights it fails
             for ago in range(joined, left - 1, -1):
                 if ago not in missing:
-                    captures.append(Capture(name, provider, ago, _offers(draw, provider, kind)))
+                    captures.append(Capture(name, provider, ago,
+                                            _night(draw, provider, offerings)))
     return days, sources, captures
 
 
@@ -120,7 +139,7 @@ def _tile(html: str, gpu: str) -> tuple[float, str] | None:
     return (float(match.group(1)), match.group(2)) if match else None
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(warehouses())
 def test_every_view_gives_the_same_answer(generated: tuple[int, list, list[Capture]]) -> None:
     _, sources, captures = generated

@@ -10,30 +10,28 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from contract.settings import load_settings
 from flows.backfill import replay_examples
+from flows.refresh_work import run_refresh
 from gpuprices.cli import app
 from reports.charts import chart_series, series_models
 from reports.weekly.report import build_report
 from scrapers.demo_history import load_snapshots, replay_dates
 from scrapers.registry import all_sources
-from warehouse.append import finish_run, start_run
 from warehouse.connection import open_warehouse
-from warehouse.ingest import ingest
 from warehouse.semantic_daily import cheapest_history
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
 
 def demo_warehouse(path: Path, now: datetime) -> None:
-    """`backfill examples` then what `refresh --offline` does, both as of `now`."""
+    """`backfill examples` then `refresh --offline` (its work, without the alert check), as
+    `make demo` runs them today."""
     sources = all_sources()
+    settings = load_settings(warehouse=str(path))
     with open_warehouse(path) as con:
-        replay_examples(con, sources, archive_root=path.parent / "raw", today=now.date())
-        start_run(con, "offline-refresh", "refresh", offline=True)
-        for source in sources.values():
-            ingest(con, source, source.example_capture(now), run_id="offline-refresh",
-                   archive_root=path.parent / "raw")
-        finish_run(con, "offline-refresh", "completed")
+        replay_examples(con, sources, archive_root=settings.archive_root, today=now.date())
+    run_refresh(settings, offline=True, run_id="offline-refresh")
 
 
 def section(markdown: str, number: int) -> str:
@@ -46,6 +44,7 @@ def section(markdown: str, number: int) -> str:
 def test_every_report_section_fills_whatever_the_day(now: datetime, warehouse_path: Path,
                                                      tmp_path: Path) -> None:
     demo_warehouse(warehouse_path, now)
+    now = datetime.now(UTC)  # the offline refresh stamps its prices with the time it ran
     with open_warehouse(warehouse_path) as con:
         report = build_report(con, as_of=now, chart_dir=tmp_path)
         moves = con.execute("SELECT count(*) FROM price_change").fetchone()[0]

@@ -15,7 +15,7 @@ from schemas.observation import batch_rejection
 from scrapers.base import RawCapture, SourceDef, rows_frame
 from warehouse.append import SourceInfo, register_sources
 from warehouse.archive import archive_path, read_archived
-from warehouse.connection import LATEST_SCHEMA_VERSION, connect, connect_read_only, migrations
+from warehouse.connection import connect, connect_read_only, migrations
 from warehouse.ingest import ScrapeOutcome, ingest
 
 TABLES = {"source", "refresh_run", "raw_capture", "scrape_run", "observation", "quarantine",
