@@ -63,15 +63,24 @@ _COLUMNS = {"day": pl.Date, "gpu_model": pl.String, "usd_per_gpu_hour": pl.Float
             "observed_at": pl.Datetime("us", "UTC")}
 
 
-def _priced_days(con: duckdb.DuckDBPyConnection, since: date, until: date) -> set[date]:
-    """The days some source's prices are fresh on: a confirming run saw them that day or at
-    most WINDOW_DAYS before (on other days every offer is stale: no market value)."""
-    seen = con.execute(
-        "SELECT DISTINCT utc_day(observed_at) FROM scrape_run WHERE confirms(status) "
-        "AND capture_id IS NOT NULL AND utc_day(observed_at) BETWEEN $first AND $until",
-        {"first": since - timedelta(days=WINDOW_DAYS), "until": until}).fetchall()
-    return {day + timedelta(days=k) for (day,) in seen for k in range(WINDOW_DAYS + 1)
-            if since <= day + timedelta(days=k) <= until}
+def _days(con: duckdb.DuckDBPyConnection, since: date, today: date) -> tuple[set[date], set[date]]:
+    """(observed days, priced days) from `since` to `today`: the days some source has prices
+    for (daily_price), and the days some source's prices are fresh on: a confirming run saw
+    them that day or at most WINDOW_DAYS before (on other days every offer is stale)."""
+    first = since - timedelta(days=WINDOW_DAYS) if since > date.min + timedelta(days=7) \
+        else date.min
+    rows = con.execute(
+        "SELECT true, day FROM (SELECT DISTINCT day FROM daily_price "
+        "                       WHERE day BETWEEN $since AND $today) "
+        "UNION ALL "
+        "SELECT false, seen FROM (SELECT DISTINCT utc_day(observed_at) AS seen FROM scrape_run "
+        "    WHERE confirms(status) AND capture_id IS NOT NULL "
+        "    AND utc_day(observed_at) BETWEEN $first AND $today)",
+        {"since": since, "first": first, "today": today}).fetchall()
+    observed = {day for is_observed, day in rows if is_observed}
+    priced = {day + timedelta(days=k) for is_observed, day in rows if not is_observed
+              for k in range(WINDOW_DAYS + 1) if since <= day + timedelta(days=k) <= today}
+    return observed, priced
 
 
 def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
@@ -84,36 +93,30 @@ def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
     since = since or date.min
     for table in DERIVED_TABLES:
         con.execute(f"DELETE FROM {table} WHERE day >= $d", {"d": since})
-    observed = {day for (day,) in con.execute(
-        "SELECT DISTINCT day FROM daily_price WHERE day BETWEEN $d AND $today",
-        {"d": since, "today": today}).fetchall()}
-    row = con.execute("SELECT min(utc_day(observed_at)) FROM scrape_run WHERE confirms(status)"
-                      " AND capture_id IS NOT NULL").fetchone()
-    first = max(since, row[0]) if row and row[0] is not None else None
-    priced = _priced_days(con, first, today) if first else set()
+    observed, priced = _days(con, since, today)
     params = market_params(today, config, segments)
     # One materialised read of the day's offers (every current row, with why it is not
-    # comparable), the columns the four tables need; each table is then a small query on it.
+    # comparable), the columns the four tables need; each table is then a small query on it,
+    # and the market value is made from the stored stage one.
     offers = f"SELECT {_DAY_COLUMNS} FROM ({offers_sql()})"
-    market_sql, providers_sql = MARKET.format(offers="SELECT * FROM _day_offers"), \
-        PROVIDERS.format(offers="SELECT * FROM _day_offers")
+    providers_sql = PROVIDERS.format(offers="SELECT * FROM _day_offers")
+    market_sql = MARKET.format(providers="SELECT * FROM market_provider_price WHERE day = $day")
     days = sorted(observed | priced)
-    try:
-        for day in days:
-            params["day"] = day
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _day_offers AS {offers}",
-                        {**bind(offers, params), "as_of": day_end(day, now)})
-            if day in observed:
-                con.execute("INSERT INTO daily_source SELECT DISTINCT $day, provider, gpu_model,"
-                            " pricing, source FROM _day_offers", {"day": day})
-                con.execute(_CHEAPEST_ROWS, {"day": day})
-            if day in priced:
-                con.execute(f"INSERT INTO market_provider_price BY NAME {providers_sql}",
-                            bind(providers_sql, params))
-                con.execute(f"INSERT INTO market_price BY NAME SELECT *, $now AS computed_at "
-                            f"FROM ({market_sql})", {**bind(market_sql, params), "now": now})
-    finally:
-        con.execute("DROP TABLE IF EXISTS _day_offers")
+    for day in days:
+        params["day"] = day
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _day_offers AS {offers}",
+                    {**bind(offers, params), "as_of": day_end(day, now)})
+        if day in observed:
+            con.execute("INSERT INTO daily_source SELECT DISTINCT $day, provider, gpu_model,"
+                        " pricing, source FROM _day_offers", {"day": day})
+            con.execute(_CHEAPEST_ROWS, {"day": day})
+        if day in priced:
+            con.execute(f"INSERT INTO market_provider_price BY NAME {providers_sql}",
+                        bind(providers_sql, params))
+            con.execute(f"INSERT INTO market_price BY NAME SELECT *, $now AS computed_at "
+                        f"FROM ({market_sql})", {**bind(market_sql, params), "now": now})
+    if days:
+        con.execute("DROP TABLE _day_offers")
     return days
 
 

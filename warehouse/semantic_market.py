@@ -32,28 +32,35 @@ from warehouse.semantic import (
     offers_sql,
 )
 
-__all__ = ["MARKET", "MOVES", "computed_market", "coverage_changes", "market_moves",
+__all__ = ["MARKET", "MOVES", "PROVIDERS", "computed_market", "coverage_changes", "market_moves",
            "market_params", "read_market", "read_provider_prices", "stored_market"]
 
-# `{offers}`: the OFFERS query (or a table of its rows) of one moment, for day $day.
+# Stage one: each provider's median of its comparable offers per GPU model (`{offers}`: the
+# OFFERS query, or a table of its rows, of one moment), with its lowest and highest offer.
+PROVIDERS = """
+SELECT $day AS day, gpu_model, provider, segment,
+       median(price_usd_per_gpu_hour) AS usd_per_gpu_hour, CAST(count(*) AS INTEGER) AS offers,
+       CAST(count(DISTINCT offering) AS INTEGER) AS offerings,
+       CAST(max(carried_days) AS INTEGER) AS carried_days,
+       string_agg(DISTINCT source, ', ' ORDER BY source) AS sources,
+       min(price_usd_per_gpu_hour) AS min_usd, max(price_usd_per_gpu_hour) AS max_usd
+FROM ({offers}) WHERE excluded IS NULL
+GROUP BY ALL ORDER BY gpu_model, provider
+"""
+
+# Stage two: across the providers of stage one (`{providers}`: PROVIDERS rows of one day),
+# for all of them and per segment, with the rules of market.toml.
 MARKET = """
-WITH counted AS (
-    SELECT * FROM ({offers}) WHERE excluded IS NULL
-), providers AS (
-    SELECT gpu_model, provider, segment, median(price_usd_per_gpu_hour) AS usd_per_gpu_hour,
-           count(*) AS offers, count(DISTINCT offering) AS offerings,
-           max(carried_days) AS carried_days,
-           string_agg(DISTINCT source, ', ' ORDER BY source) AS sources,
-           min(price_usd_per_gpu_hour) AS low, max(price_usd_per_gpu_hour) AS high
-    FROM counted GROUP BY ALL
+WITH providers AS (
+    SELECT * FROM ({providers})
 ), grouped AS (
     SELECT *, 'all' AS grp FROM providers
     UNION ALL
     SELECT *, segment AS grp FROM providers
 ), stats AS (
     SELECT gpu_model, grp AS segment, median(usd_per_gpu_hour) AS median_usd,
-           min(low) AS min_usd, quantile_cont(usd_per_gpu_hour, 0.25) AS p25_usd,
-           quantile_cont(usd_per_gpu_hour, 0.75) AS p75_usd, max(high) AS max_usd,
+           min(min_usd) AS min_usd, quantile_cont(usd_per_gpu_hour, 0.25) AS p25_usd,
+           quantile_cont(usd_per_gpu_hour, 0.75) AS p75_usd, max(max_usd) AS max_usd,
            count(*) AS providers, sum(offers) AS offers, sum(offerings) AS offerings,
            first(provider ORDER BY offerings DESC, provider) AS top_provider,
            max(offerings) AS top_offerings,
@@ -86,17 +93,6 @@ SELECT $day AS day, gpu_model, segment,
        $pricing_text AS pricing
 FROM reasoned
 ORDER BY gpu_model, segment <> 'all', segment
-"""
-
-# Stage one alone (the market_provider_price rows of one day).
-PROVIDERS = """
-SELECT $day AS day, gpu_model, provider, segment,
-       median(price_usd_per_gpu_hour) AS usd_per_gpu_hour, CAST(count(*) AS INTEGER) AS offers,
-       CAST(count(DISTINCT offering) AS INTEGER) AS offerings,
-       CAST(max(carried_days) AS INTEGER) AS carried_days,
-       string_agg(DISTINCT source, ', ' ORDER BY source) AS sources
-FROM ({offers}) WHERE excluded IS NULL
-GROUP BY ALL ORDER BY gpu_model, provider
 """
 
 MOVES = """
@@ -166,8 +162,8 @@ def computed_market(con: duckdb.DuckDBPyConnection, as_of: datetime,
     `offers`: a relation already holding the OFFERS rows of that moment (default: computed).
     """
     params = {"as_of": as_of, **market_params(as_of.date(), config, segments)}
-    market_sql = MARKET.format(offers=offers or offers_sql())
     providers_sql = PROVIDERS.format(offers=offers or offers_sql())
+    market_sql = MARKET.format(providers=providers_sql)
     return (con.execute(providers_sql, bind(providers_sql, params)).pl(),
             con.execute(market_sql, bind(market_sql, params)).pl())
 

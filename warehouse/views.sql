@@ -86,7 +86,7 @@ GROUP BY s.source;
 -- with the source's kind and freshness then. A capture that is still a source's current one
 -- is read from latest_observation (~15k rows, kept by warehouse/summaries.py); only older
 -- captures are looked up in observation. An announced price (`effective_from` after the
--- as-of day) is not in force yet; once in force it replaces the row it was announced for.
+-- as-of day) is not in force yet.
 CREATE OR REPLACE MACRO observations_at(as_of) AS TABLE
 WITH cap AS (
     SELECT * FROM capture_at(as_of)
@@ -104,16 +104,12 @@ WITH cap AS (
     SELECT o.*, r.seen_at FROM observation o
     JOIN older r ON o.source = r.source AND o.capture_id = r.capture_id
                 AND o.observed_at = r.observed_at
-), in_force AS (
-    SELECT * FROM picked
-    WHERE effective_from IS NULL OR effective_from <= utc_day(as_of)
-    QUALIFY effective_from IS NOT DISTINCT FROM max(effective_from) OVER (
-        PARTITION BY source, provider, offering, region, pricing, term_months)
 )
 SELECT p.* EXCLUDE (seen_at), src.aggregator, src.kind AS source_kind,
        p.seen_at AS last_success_at, utc_day(as_of) - utc_day(p.seen_at) AS carried_days,
        (p.seen_at < as_of - stale_after()) AS stale
-FROM in_force p JOIN source src ON src.source = p.source;
+FROM picked p JOIN source src ON src.source = p.source
+WHERE p.effective_from IS NULL OR p.effective_from <= utc_day(as_of);
 
 -- SOURCE PRECEDENCE: which source speaks for a provider when several have its price: its own
 -- API, then its own page, then catalogs; aggregators (skypilot, opencomputeprices,

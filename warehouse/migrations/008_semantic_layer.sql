@@ -124,6 +124,8 @@ CREATE TABLE market_provider_price (
     offers            INTEGER NOT NULL,
     offerings         INTEGER NOT NULL,
     carried_days      INTEGER NOT NULL,   -- 0: prices seen that day; 1, 2: carried forward
-    sources           VARCHAR NOT NULL
+    sources           VARCHAR NOT NULL,
+    min_usd           DOUBLE NOT NULL,    -- the provider's lowest counted offer
+    max_usd           DOUBLE NOT NULL     -- and its highest
 );
 CREATE INDEX market_provider_price_model ON market_provider_price (gpu_model);
