@@ -18,6 +18,7 @@ from gpuprices.options import (
     WarehouseOpt,
     fail,
     prepare_prefect,
+    prices,
     read_warehouse,
     use_prefect,
 )
@@ -201,19 +202,17 @@ def print_summary(warehouse: Path, fmt: Format = Format.table,
     """Rows per source in the last run, unknown GPU names, the cheapest offer per tier."""
     from reports.market.rankings import top_per_tier
     from reports.queries import rows_per_source, unknown_gpus
-    from warehouse.semantic import Prices
 
-    with read_warehouse(warehouse) as con:
-        print_frame(rows_per_source(con), fmt, title="rows per source (last refresh)")
-        unknown = unknown_gpus(con)
+    with prices(warehouse, pricing or DEFAULT_PRICING) as now:
+        print_frame(rows_per_source(now.con), fmt, title="rows per source (last refresh)")
+        unknown = unknown_gpus(now.con)
         if unknown.height or fmt is not Format.table:
             print_frame(unknown, fmt, title="GPU names not in the catalog (kept as 'unknown')")
         else:
             typer.echo("GPU names not in the catalog: none")
-        prices = Prices(con, datetime.now(UTC), pricing or DEFAULT_PRICING)
-        ranked = top_per_tier(prices, per_tier=1).drop("rank")
+        ranked = top_per_tier(now, per_tier=1).drop("rank")
     print_frame(ranked, fmt, title=f"cheapest comparable offer per GPU tier "
-                f"({', '.join(prices.pricing)})")
+                f"({', '.join(now.pricing)})")
 
 
 def summary(pricing: PricingOpt = None, warehouse: WarehouseOpt = None,

@@ -6,7 +6,7 @@ the board's.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +21,7 @@ from gpuprices.options import (
     fail,
     in_range,
     models,
+    prices,
     read_warehouse,
     the_day,
     writable_warehouse,
@@ -91,12 +92,11 @@ def explain(
     out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20`."""
     from reports.market.explain import explain_cheapest, explain_market, explain_scenario
     from reports.queries import reference_table
-    from warehouse.semantic import Prices, day_end
 
     if what not in ("market", "cheapest", "scenario"):
         raise fail(f"explain market, cheapest or scenario, not {what!r}", 2)
     now = datetime.now(UTC)
-    as_of = day_end(the_day(day), now) if day else now
+    as_of = min(datetime.combine(the_day(day), time.max, UTC), now) if day else now
     if what == "scenario":
         from reports.market.scenarios import load_scenarios
 
@@ -104,14 +104,13 @@ def explain(
         if name not in scenarios:
             raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
     gpu_models = models([name]) if what != "scenario" else None
-    with read_warehouse(warehouse) as con:
-        prices = Prices(con, as_of, pricing)  # type: ignore[arg-type]
+    with prices(warehouse, pricing, as_of) as then:  # type: ignore[arg-type]
         if what == "market":
-            lines = explain_market(con, gpu_models or [], the_day(day), now=now)
+            lines = explain_market(then.con, gpu_models or [], the_day(day), now=now)
         elif what == "cheapest":
-            lines = explain_cheapest(prices, gpu_models or [])
+            lines = explain_cheapest(then, gpu_models or [])
         else:
-            lines = explain_scenario(prices, scenarios[name], reference_table(con, "plan"))
+            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"))
     typer.echo("\n".join(lines))
 
 
@@ -148,14 +147,12 @@ def value(
 ) -> None:
     """Price-performance ranking of comparable offers: $ per PFLOP, GB or TB/s an hour."""
     from reports.market.value import METRICS, price_performance
-    from warehouse.semantic import Prices
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
     gpu_models = models(gpu)
-    with read_warehouse(warehouse) as con:
-        ranked = price_performance(Prices(con, datetime.now(UTC), pricing),  # type: ignore[arg-type]
-                                   metric, gpu_models)
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        ranked = price_performance(now, metric, gpu_models)
     print_frame(ranked.head(limit), fmt,
                 title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
 
@@ -174,16 +171,13 @@ def cluster(
 
     from reports.market.cluster import cluster_quotes
     from reports.market.values import market_of
-    from warehouse.semantic import Prices
 
     gpu_models = models(gpu)
     if not gpu_models:
         raise fail("give the GPU: --gpu NAME", 2)
-    now = datetime.now(UTC)
-    with read_warehouse(warehouse) as con:
-        prices = Prices(con, now, pricing)  # type: ignore[arg-type]
-        market_rows, _ = market_of(con, prices.day, now=now)
-        quotes = cluster_quotes(prices, market_rows, gpu_models, gpus=gpus, days=days)
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+        quotes = cluster_quotes(now, market_rows, gpu_models, gpus=gpus, days=days)
     if quotes.height == 0:
         raise fail(f"no comparable {', '.join(gpu or [])} offers stand now")
     if fmt is Format.table:
@@ -244,7 +238,6 @@ def rent_vs_buy(
     )
     from reports.market.values import market_of
     from reports.queries import reference_table
-    from warehouse.semantic import Prices
 
     gpu_models = models(gpu)
     try:
@@ -257,13 +250,11 @@ def rent_vs_buy(
         raise fail(str(exc), 2) from None
     if gpu_models:
         server_rows = server_rows.filter(pl.col("gpu_model").is_in(gpu_models))
-    now = datetime.now(UTC)
-    with read_warehouse(warehouse) as con:
-        prices = Prices(con, now, pricing)  # type: ignore[arg-type]
-        market_rows, _ = market_of(con, prices.day, now=now)
-        market_usd, cheapest = rental_yardsticks(prices, market_rows)
-        ownership = reference_table(con, "gpu_ownership")
-        cards = break_even(ownership, prices) if ownership is not None and ownership.height \
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+        market_usd, cheapest = rental_yardsticks(now, market_rows)
+        ownership = reference_table(now.con, "gpu_ownership")
+        cards = break_even(ownership, now) if ownership is not None and ownership.height \
             else None
     rows = tco_rows(server_rows, chosen, market_usd, cheapest)
     print_frame(rows, fmt, title="full cost of ownership vs renting")

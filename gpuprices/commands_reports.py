@@ -25,8 +25,9 @@ from gpuprices.options import (
     in_range,
     models,
     prepare_prefect,
-    read_warehouse,
+    prices,
     use_prefect,
+    warehouse_errors,
 )
 from gpuprices.output import Format, print_frame
 
@@ -45,10 +46,8 @@ MAX_PARAMS_B = 100_000.0
 def _answer(warehouse: Path | None, pricing: tuple[str, ...],
             question: Callable[[Prices], pl.DataFrame]) -> pl.DataFrame:
     """Ask `question` of the prices as they stand now, in the chosen pricing set."""
-    from warehouse.semantic import Prices
-
-    with read_warehouse(warehouse) as con:
-        return question(Prices(con, datetime.now(UTC), pricing))
+    with prices(warehouse, pricing) as now:
+        return question(now)
 
 
 def report(
@@ -73,11 +72,9 @@ def report(
             report_as_of(week, datetime.now(UTC))
         except ValueError as exc:
             raise fail(str(exc), 2) from None
-    from warehouse.connection import WarehouseError
-
     started = time.perf_counter()
     out_dir = str(out) if out else None
-    try:
+    with warehouse_errors():  # e.g. a refresh holds the file
         if use_prefect(prefect):
             prepare_prefect(settings.warehouse)
             from flows.weekly_report import weekly_report
@@ -90,8 +87,6 @@ def report(
                                                 now=datetime.now(UTC), with_board=board)
             if page is not None:
                 typer.echo(f"board: {page}")
-    except WarehouseError as exc:  # e.g. a refresh holds the file
-        raise fail(str(exc)) from None
     typer.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
 
 
@@ -113,18 +108,17 @@ def cheapest(
 ) -> None:
     """The cheapest comparable offers ($/GPU-hour): available, fresh, whole GPUs, no
     outliers; the first of each GPU is the cheapest every view names."""
-    from reports.market.rankings import cheapest_offers
-    from schemas.tiers import load_tiers
+    from reports.market.rankings import cheapest_offers, tiers_by_name
 
     chosen_tier = None
     if tier is not None:
-        tiers = {t.name: t for t in load_tiers()}
+        tiers = tiers_by_name()
         if tier not in tiers:
             raise fail(f"unknown tier {tier!r}; tiers: {', '.join(tiers)}", 2)
         chosen_tier = tiers[tier]
     gpu_models = models(gpu)
-    frame = _answer(warehouse, pricing, lambda prices: cheapest_offers(  # type: ignore[arg-type]
-        prices, gpu_models=gpu_models, min_vram_gb=min_vram, tier=chosen_tier,
+    frame = _answer(warehouse, pricing, lambda now: cheapest_offers(  # type: ignore[arg-type]
+        now, gpu_models=gpu_models, min_vram_gb=min_vram, tier=chosen_tier,
         providers=provider, include_unavailable=include_unavailable))
     print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)")
 
@@ -143,7 +137,6 @@ def scenario(
     """What a job costs on each platform: a named scenario, or --gpu-hours H --gpu NAME."""
     from reports.market.scenarios import Scenario, evaluate, load_scenarios
     from reports.queries import reference_table
-    from warehouse.semantic import Prices
 
     scenarios = {s.name: s for s in load_scenarios()}
     if name is not None:
@@ -157,9 +150,8 @@ def scenario(
     else:
         raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
-    with read_warehouse(warehouse) as con:
-        rows = evaluate(Prices(con, datetime.now(UTC), pricing),  # type: ignore[arg-type]
-                        chosen, reference_table(con, "plan"))
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        rows = evaluate(now, chosen, reference_table(now.con, "plan"))
     print_frame(rows, fmt, title=chosen.title)
 
 
@@ -194,14 +186,14 @@ def fit(
     if size is not None and method is not None:
         needed = vram_needed_gb(size, method)
         offers = _answer(warehouse, pricing,  # type: ignore[arg-type]
-                         lambda prices: fitting_offers(prices, needed))
+                         lambda now: fitting_offers(now, needed))
         print_frame(offers.head(limit), fmt,
                     title=f"{params} {method}: needs {needed:g} GB; cheapest comparable offers")
         return
     sizes = (size,) if size is not None else MODEL_SIZES_B
     methods = (method,) if method is not None else tuple(GB_PER_BILLION)
     matrix = _answer(warehouse, pricing,  # type: ignore[arg-type]
-                     lambda prices: fit_matrix(prices, sizes, methods))
+                     lambda now: fit_matrix(now, sizes, methods))
     print_frame(matrix, fmt, title="cheapest comparable offer that fits")
 
 

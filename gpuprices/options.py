@@ -25,10 +25,12 @@ from gpuprices.output import Format
 if TYPE_CHECKING:
     import duckdb
 
+    from warehouse.semantic import Prices
+
 __all__ = [
     "DayOpt", "FormatOpt", "GpuOpt", "PrefectOpt", "PricingOpt", "ProviderOpt", "WarehouseOpt",
-    "day_option", "fail", "in_range", "models", "prepare_prefect", "read_warehouse",
-    "the_day", "use_prefect", "writable_warehouse",
+    "day_option", "fail", "in_range", "models", "prepare_prefect", "prices", "read_warehouse",
+    "the_day", "use_prefect", "warehouse_errors", "writable_warehouse",
 ]
 
 N = TypeVar("N", int, float)
@@ -130,18 +132,38 @@ def read_warehouse(warehouse: Path | None, *,
 
 
 @contextmanager
+def warehouse_errors() -> Iterator[None]:
+    """A warehouse that cannot be opened or used as asked (busy, missing, not DuckDB) exits 1
+    with its one-line reason."""
+    from warehouse.connection import WarehouseError
+
+    try:
+        yield
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+
+
+@contextmanager
+def prices(warehouse: Path | None, pricing: tuple[str, ...] | None = None,
+           as_of: datetime | None = None) -> Iterator[Prices]:
+    """The prices as they stand now (or at `as_of`), read-only, in the pricing set chosen by
+    --pricing: what every question command asks its report functions about."""
+    from warehouse.semantic import Prices
+
+    with read_warehouse(warehouse) as con:
+        yield Prices(con, as_of or datetime.now(UTC), pricing or DEFAULT_PRICING)
+
+
+@contextmanager
 def writable_warehouse(warehouse: Path | None, *, wait_s: float = 0.0
                        ) -> Iterator[tuple[duckdb.DuckDBPyConnection, Settings]]:
     """The warehouse opened for writing for one command (created and migrated if needed);
     a clear error (exit 1) when it cannot be, e.g. a refresh holds it."""
-    from warehouse.connection import WarehouseError, open_warehouse
+    from warehouse.connection import open_warehouse
 
     settings = load_settings(warehouse=warehouse)
-    try:
-        with open_warehouse(settings.warehouse, wait_s=wait_s) as con:
-            yield con, settings
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
+    with warehouse_errors(), open_warehouse(settings.warehouse, wait_s=wait_s) as con:
+        yield con, settings
 
 
 def use_prefect(asked: bool) -> bool:

@@ -13,7 +13,13 @@ from reports.markdown import money, table
 from schemas.tiers import Tier, load_tiers, tier_expr
 from warehouse.semantic import Prices
 
-__all__ = ["availability", "cheapest_offers", "rankings_section", "top_per_tier"]
+__all__ = ["availability", "cheapest_offers", "rankings_section", "tiers_by_name",
+           "top_per_tier"]
+
+
+def tiers_by_name() -> dict[str, Tier]:
+    """The VRAM tiers of schemas/tiers.toml, by name (what `cheapest --tier` accepts)."""
+    return {t.name: t for t in load_tiers()}
 
 
 def top_per_tier(prices: Prices, *, per_tier: int = 5, tiers: list[Tier] | None = None,
