@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 
-from contract import FetchError, RawCapture
+from contract import FetchError, RawCapture, RunStatus
 from scrapers.base import Source
 from scrapers.demo_history import load_snapshots, replay_dates, snapshot_capture
 from scrapers.ocp_archive import split_by_day
@@ -49,7 +49,7 @@ __all__ = [
     "replay_examples",
 ]
 
-DONE = ("success", "unchanged", "rejected")
+DONE = (RunStatus.SUCCESS, RunStatus.UNCHANGED, RunStatus.REJECTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ class Progress:
 
     def add(self, result: CaptureResult) -> None:
         self.done += 1
-        self.failed += result.status in ("failed", "rejected")
+        self.failed += result.status in (RunStatus.FAILED, RunStatus.REJECTED)
         self.rows += result.rows_stored
 
 
@@ -137,12 +137,13 @@ def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
             record_fetch_failure(con, source, run_id=item.run_id,
                                  started_at=datetime.now(UTC), attempts=1, error=str(error))
             finish_run(con, item.run_id, "failed", note=str(error))
-            done(CaptureResult(item.key, item.observed_at, "failed", 0, None, str(error), True))
+            done(CaptureResult(item.key, item.observed_at, RunStatus.FAILED, 0, None, str(error),
+                               True))
             continue
         outcome: ScrapeOutcome = ingest(con, source, raw, run_id=item.run_id,
                                         archive_root=archive_root, note=item.note,
                                         previous_rows=previous_rows)
-        if outcome.status == "success":
+        if outcome.status == RunStatus.SUCCESS:
             previous_rows = outcome.rows_parsed
         finish_run(con, item.run_id, "completed" if outcome.ok else "failed", note=outcome.error)
         done(CaptureResult(item.key, raw.fetched_at, outcome.status, outcome.rows_stored,

@@ -32,8 +32,9 @@ __all__ = ["SUMMARY_TABLES", "UTC_DAY", "after_append", "rebuild", "rebuild_comm
 
 SUMMARY_TABLES = ("latest_observation", "daily_price", "price_change", "price_state",
                   *DERIVED_TABLES)
-# The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone (views.sql: utc_day).
-UTC_DAY = "DATE '1970-01-01' + CAST(floor(epoch_us({}) / 86400000000) AS INTEGER)"
+# The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone: the SQL macro
+# utc_day (views.sql), formatted around a column.
+UTC_DAY = "utc_day({})"
 _KEY = "source, provider, offering, region, pricing, term_months"
 
 # One day's last price per offering, from observation (`{where}` narrows it). An announced
