@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -171,7 +172,7 @@ def test_every_view_gives_the_same_answer(generated: tuple[int, list, list[Captu
             usd = float(best["usd_per_gpu_hour"])
             # never an offer that cannot be rented now, nor a slice shown as a whole GPU
             assert best["available"] != "false" and float(best["gpu_count"]) >= 1
-            assert float(history[-1]["usd_per_gpu_hour"]) == round(usd, 4)
+            assert float(history[-1]["usd_per_gpu_hour"]) == pytest.approx(usd, abs=1e-4)
             assert history[-1]["day"] == as_of.date().isoformat()
             [event] = alerts[gpu]
             assert f"is {money(usd)}/GPU-h at {best['provider']} {best['offering']}" \
