@@ -277,8 +277,9 @@ def read_everything(con: duckdb.DuckDBPyConnection) -> None:
 
 @pytest.fixture(scope="module")
 def base_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from flows.refresh import run_refresh
     from gpuprices.settings import Settings
+
+    from flows.refresh import run_refresh
 
     path = tmp_path_factory.mktemp("base") / "w.duckdb"
     run_refresh(Settings(warehouse=path), source_names=["vastai", "lambda"], offline=True)

@@ -1,0 +1,26 @@
+"""Which alert events were already sent (the `alert_event` table): read and record."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import duckdb
+
+from reports.alerts.rules import AlertEvent
+
+__all__ = ["record", "unsent"]
+
+
+def unsent(con: duckdb.DuckDBPyConnection, events: list[AlertEvent]) -> list[AlertEvent]:
+    sent = set(con.execute("SELECT rule, event_key FROM alert_event").fetchall())
+    return [e for e in events if (e.rule, e.event_key) not in sent]
+
+
+def record(con: duckdb.DuckDBPyConnection, events: list[AlertEvent],
+           now: datetime | None = None) -> None:
+    fired = now or datetime.now(UTC)
+    con.executemany(
+        "INSERT INTO alert_event VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [(e.rule, e.event_key, e.kind, fired, e.message, ", ".join(e.delivered))
+         for e in events],
+    )
