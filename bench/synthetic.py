@@ -139,8 +139,7 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
             SELECT observed_at, run_id, capture_id, source, 'https://example.test/' || source,
                    provider, offering, gpu_model, gpu_count, memory_gb, 8 * gpu_count,
                    64 * gpu_count, region, pricing, per_gpu * gpu_count, 1, true, gpu_only,
-                   NULL, gpu_model, per_gpu,
-                   NULL, NULL, NULL, NULL, NULL  -- term_months .. gpus_available (006)
+                   NULL, gpu_model, per_gpu
             FROM priced
             ORDER BY observed_at, oid
         """)
