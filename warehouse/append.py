@@ -159,12 +159,14 @@ def append_batch(
     good: pl.DataFrame | None = None,
     quarantined: pl.DataFrame | None = None,
     parts: bool = False,
+    screen_market: pl.DataFrame | None = None,
 ) -> None:
     """Write one source's outcome in a single transaction.
 
     `capture` is the raw_capture row (kept even for failed parses, so the day can be re-parsed);
     `good` rows become observations, `quarantined` rows go to quarantine with their failed check;
-    `parts` (aggregators): record which providers `good` prices (provider_capture).
+    `parts` (aggregators): record which providers `good` prices (provider_capture);
+    `screen_market`: the market the price band was narrowed to (screen_market, for reproduce).
     """
     con.execute("BEGIN TRANSACTION")
     try:
@@ -180,6 +182,12 @@ def append_batch(
                 _insert_parts(con, record.run_id, good)
         if quarantined is not None:
             _insert_frame(con, "quarantine", quarantined)
+        if screen_market is not None and record.capture_id:
+            _insert_frame(con, "screen_market", screen_market.select(
+                pl.lit(record.run_id).alias("run_id"), pl.lit(record.source).alias("source"),
+                pl.lit(record.capture_id).alias("capture_id"), "gpu_model",
+                pl.col("providers").cast(pl.Int32),
+                pl.col("median_usd_per_gpu_hour").cast(pl.Float64)))
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)
         days = _days_by_source(good)

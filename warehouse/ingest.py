@@ -33,6 +33,7 @@ from schemas.observation import (
     validate_guarded,
 )
 from schemas.screens import (
+    ScreenContext,
     band_screen,
     describe_counts,
     flag_jumps,
@@ -148,12 +149,15 @@ def prepare(source: Source, raw: RawCapture, run_id: str,
 
 
 def screen_in_warehouse(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
-                        batch: ValidatedBatch) -> tuple[ValidatedBatch, list[str]]:
+                        batch: ValidatedBatch, context: ScreenContext | None = None
+                        ) -> tuple[ValidatedBatch, list[str]]:
     """The screens that need the warehouse, over a prepared batch: the band narrowed to the
     market's current prices, jump flags, and (aggregators) each provider's volume gate.
     Returns the batch and what the run's note must say about an aggregator's providers (gated
-    ones, and ones this capture leaves out: both keep their earlier prices)."""
-    context = screen_context(con, source.name, raw.fetched_at, aggregator=source.aggregator)
+    ones, and ones this capture leaves out: both keep their earlier prices). `context`: read
+    here when not given."""
+    context = context or screen_context(con, source.name, raw.fetched_at,
+                                        aggregator=source.aggregator)
     rescreened = band_screen(batch.good, context.market)
     good, counts = rescreened.good, batch.screens + rescreened.counts
     good, jumps = flag_jumps(good, context)
@@ -247,8 +251,12 @@ def land(
 
     batch = prepared.batch
     parts: list[str] = []
+    context: ScreenContext | None = None
     if not batch.suspect:
-        batch, parts = screen_in_warehouse(con, source, raw, batch)
+        # the market the band is narrowed to is stored with the capture (screen_market), so
+        # the index's `reproduce` screens the capture again exactly as here
+        context = screen_context(con, source.name, raw.fetched_at, aggregator=source.aggregator)
+        batch, parts = screen_in_warehouse(con, source, raw, batch, context)
     record.note = "; ".join(filter(None, [skips_note(note, prepared.skips, batch.screens),
                                           *parts])) or None
     record.rows_parsed = prepared.rows_parsed
@@ -281,7 +289,8 @@ def land(
     record.status = "success"
     record.rows_stored = batch.good.height
     append_batch(con, record, capture=capture, good=batch.good, quarantined=batch.quarantined,
-                 parts=source.aggregator)
+                 parts=source.aggregator,
+                 screen_market=context.market if context is not None else None)
     return ScrapeOutcome.of(record, raw.url)
 
 

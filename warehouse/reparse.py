@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from contract import ParseError, RawCapture
 from schemas.observation import batch_rejection, validate_guarded
+from schemas.screens import band_screen
 from scrapers.base import Source
 from warehouse.append import (
     ScrapeRecord,
@@ -49,6 +51,7 @@ from warehouse.append import (
 from warehouse.archive import read_archived
 from warehouse.fx import convert_batch, hold_out
 from warehouse.ingest import land, parse_observations, prepare, unknown_names
+from warehouse.screen_context import recorded_market
 
 __all__ = ["FailedCapture", "ReparseResult", "failed_captures", "reparse_captures",
            "stored_captures"]
@@ -279,6 +282,11 @@ def _reparse_one(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], 
         return result("reparse_failed", before, 0, record.error)
     converted = convert_batch(con, observations, raw.fetched_at)  # rates may have arrived
     batch = hold_out(validate_guarded(converted.rows, aggregator=src.aggregator), converted)
+    # the band narrowed to the market the capture was screened against when it landed
+    banded = band_screen(batch.good, recorded_market(con, name, capture_id))
+    if banded.quarantined.height:
+        batch = replace(batch, good=banded.good, quarantined=pl.concat(
+            [batch.quarantined, banded.quarantined], how="vertical_relaxed"))
     record.rows_parsed = observations.height
     record.rows_quarantined = batch.quarantined.height
     record.unknown_gpus = unknown_names(observations)  # held by the screens, not in good

@@ -17,7 +17,7 @@ import polars as pl
 
 from schemas.screens import JUMP_KEY, ScreenContext, load_config
 
-__all__ = ["previous_parts", "screen_context"]
+__all__ = ["previous_parts", "recorded_market", "screen_context"]
 
 _KEY = ", ".join(JUMP_KEY)
 
@@ -96,3 +96,18 @@ def previous_parts(con: duckdb.DuckDBPyConnection, source: str,
         "WHERE source = $s AND observed_at <= $t GROUP BY provider",
         {"s": source, "t": observed_at}).fetchall()
     return {str(provider): int(count) for provider, count in rows}
+
+
+def recorded_market(con: duckdb.DuckDBPyConnection, source: str,
+                    capture_id: str) -> pl.DataFrame:
+    """The market the band was narrowed to when the capture landed (screen_market, written by
+    the append that stored it). Empty when there was none, or for a capture stored before
+    this was recorded: the band is then the catalog's alone."""
+    return con.execute(
+        """
+        SELECT gpu_model, providers, median_usd_per_gpu_hour FROM screen_market
+        WHERE source = $s AND capture_id = $c AND run_id = (
+            SELECT r.run_id FROM scrape_run r WHERE r.source = $s AND r.capture_id = $c
+              AND r.status = 'success' ORDER BY r.finished_at LIMIT 1)
+        ORDER BY gpu_model
+        """, {"s": source, "c": capture_id}).pl()

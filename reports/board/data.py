@@ -52,7 +52,8 @@ def board_gpus(market: pl.DataFrame, count: int = TILE_COUNT) -> list[str]:
     """The `count` GPU models quoted by the most providers (the market's counted providers,
     the same count `market` prints), in catalog order."""
     offered = (market.filter(pl.col("segment") == ALL)
-               .sort("providers", "gpu_model", descending=[True, False]).head(count))
+               .sort("providers", "gpu_model", descending=[True, False], nulls_last=True)
+               .head(count))
     return catalog_order(offered["gpu_model"].to_list())
 
 

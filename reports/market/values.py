@@ -1,6 +1,7 @@
-"""The market price as every view shows it: the stored values of a day (the market_price table
-that warehouse.semantic_daily keeps in each append's transaction; warehouse.semantic_market
-says how each value is made), and the weekly report's market table."""
+"""The market price as every view shows it: a view of the GPU price index (issue 24). Per GPU
+and segment, the value is the on-demand index fixing of the day (warehouse/index: published,
+or indicative for a day not fixed yet), beside the day's offer statistics (market_price, kept
+by warehouse.semantic_daily in each append's transaction); and the weekly report's table."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import duckdb
 import polars as pl
 
 from reports.markdown import money, table
+from warehouse.index.read import market_view
 from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
-from warehouse.semantic_market import stored_market
 
 __all__ = ["market_of", "market_section", "segments"]
 
@@ -24,8 +25,9 @@ def segments() -> list[str]:
 def market_of(con: duckdb.DuckDBPyConnection, day: date, *, gpu_models: list[str] | None = None,
               segment: str | None = ALL, now: datetime | None = None
               ) -> tuple[pl.DataFrame, bool]:
-    """(market values of `day`, stored?): what `market`, the board and the report show."""
-    return stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
+    """(market values of `day`, index published?): what `market`, the board and the report
+    show (warehouse.index.read.market_view)."""
+    return market_view(con, day, gpu_models=gpu_models, segment=segment, now=now)
 
 
 def market_section(market: pl.DataFrame) -> str:
@@ -43,19 +45,24 @@ def market_section(market: pl.DataFrame) -> str:
         pl.col("usd_per_gpu_hour").is_null(), pl.col("providers"), "gpu_model",
         descending=[False, True, False])
     parts = ["## 9. Market price per GPU", "",
-             "Median over providers of each provider's median $/GPU-hour over its comparable "
-             "offers (available, whole GPUs, pay-as-you-go, seen within 48 h, outliers left "
-             "out; warehouse/market.toml); min and max are the lowest and highest counted "
-             "offer. Withheld values say why. `gpuprices explain market GPU` shows how any of "
-             "them was made.", ""]
+             "The on-demand GPU price index of the day (docs/index-methodology.md): one vote "
+             "per provider (its median $/GPU-hour over its fresh comparable offers), screened "
+             "(plausibility band, uncorroborated jumps, the provider's own outliers), weighted "
+             "by attendance, the weighted mean of the central third of the votes; band = the "
+             "5-95 % bootstrap band over providers. min and max are the lowest and highest "
+             "counted offer, p25-p75 over the providers' medians. Withheld values say why. "
+             "`gpuprices index` lists every fixing; `gpuprices explain market GPU` shows the "
+             "votes.", ""]
     if rows.height == 0:
         return "\n".join([*parts, "No comparable offers.", ""])
     parts.append(table(
-        ["GPU", "market", "min", "p25-p75", "providers", "offers", "segment medians",
+        ["GPU", "market", "min", "band", "p25-p75", "providers", "offers", "segments",
          "withheld because"],
         [[r["gpu_model"], money(r["usd_per_gpu_hour"]), money(r["min_usd"]),
+          f"{money(r['band_low'])}-{money(r['band_high'])}"
+          if r["usd_per_gpu_hour"] is not None else "–",
           f"{money(r['p25_usd'])}-{money(r['p75_usd'])}", r["providers"], r["offers"],
           r["segments"] or "–", r["withheld_reason"] or ""] for r in rows.to_dicts()],
-        [False, True, True, True, True, True, False, False]))
+        [False, True, True, True, True, True, True, False, False]))
     parts.append("")
     return "\n".join(parts)

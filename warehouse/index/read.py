@@ -1,0 +1,93 @@
+"""The index as every view reads it: a day's published fixings, or (a day not fixed yet) the
+same fixings computed from the published record and labelled indicative; the market table as
+a view of the index (`market_view`: the index's value and reason per GPU and segment, beside
+the day's offer statistics of warehouse.semantic_market)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import duckdb
+import polars as pl
+
+from warehouse.index.params import default_params
+from warehouse.index.publish import indicative
+from warehouse.index.store import day_record, read_fixings, read_votes
+from warehouse.semantic import ALL
+from warehouse.semantic_market import stored_market
+
+__all__ = ["ON_DEMAND", "fixings_of", "market_view", "votes_of"]
+
+ON_DEMAND = "on_demand"
+
+
+def _filtered(frame: pl.DataFrame, *, gpu_models: list[str] | None, kind: str | None,
+              segment: str | None, geo: str | None) -> pl.DataFrame:
+    if gpu_models:
+        frame = frame.filter(pl.col("gpu_model").is_in(gpu_models))
+    for column, value in (("kind", kind), ("segment", segment), ("geo", geo)):
+        if value is not None:
+            frame = frame.filter(pl.col(column) == value)
+    return frame
+
+
+def fixings_of(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | None = None,
+               gpu_models: list[str] | None = None, kind: str | None = None,
+               segment: str | None = None, geo: str | None = None
+               ) -> tuple[pl.DataFrame, pl.DataFrame, bool]:
+    """(fixings, their votes, published?) of `day`: the records when the day is fixed, else
+    computed now from the published record (indicative)."""
+    if day_record(con, day) is not None:
+        fixings = read_fixings(con, days=[day], gpu_models=gpu_models, kind=kind,
+                               segment=segment, geo=geo)
+        return fixings, read_votes(con, fixings["fixing_id"].to_list()), True
+    params = default_params()
+    computed = indicative(con, day, now or datetime.now(UTC), params)
+    fixings = _filtered(computed.fixings, gpu_models=gpu_models, kind=kind, segment=segment,
+                        geo=geo).with_columns(
+        pl.lit(params.version).alias("method_version"),
+        pl.lit(params.digest).alias("params_digest"),
+        pl.lit(computed.as_of).cast(pl.Datetime("us", "UTC")).alias("as_of"),
+        pl.lit(None, pl.Datetime("us", "UTC")).alias("published_at"))
+    votes = computed.votes.filter(pl.col("fixing_id").is_in(fixings["fixing_id"].to_list()))
+    return fixings, votes, False
+
+
+def votes_of(con: duckdb.DuckDBPyConnection, day: date, gpu_models: list[str], *,
+             now: datetime | None = None, kind: str = ON_DEMAND, segment: str = ALL,
+             geo: str = ALL) -> tuple[pl.DataFrame, pl.DataFrame, bool]:
+    """The fixings of `gpu_models` in one scope and their votes (explain)."""
+    return fixings_of(con, day, now=now, gpu_models=gpu_models, kind=kind, segment=segment,
+                      geo=geo)
+
+
+def market_view(con: duckdb.DuckDBPyConnection, day: date, *,
+                gpu_models: list[str] | None = None, segment: str | None = ALL,
+                now: datetime | None = None) -> tuple[pl.DataFrame, bool]:
+    """The market table of `day`: per GPU model and segment, `usd_per_gpu_hour` = the on-demand
+    index (NULL = no index, `withheld_reason` its reason), its band, panel and method, and the
+    day's offer statistics (the two-stage median `median_usd`, min, p25, p75, max, providers,
+    offers, dispersion). Second: is the index value published (else indicative)?"""
+    stats, _ = stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
+    fixings, _, published = fixings_of(con, day, now=now, gpu_models=gpu_models,
+                                       kind=ON_DEMAND, segment=segment, geo=ALL)
+    index = fixings.filter(pl.col("term_months") == 0).select(
+        "gpu_model", "segment", pl.col("value").alias("index_usd"),
+        pl.col("withheld_reason").alias("index_reason"), "band_low", "band_high", "panel",
+        pl.col("fresh").alias("panel_fresh"), pl.col("carried").alias("panel_carried"),
+        "method_version", "fixing_id")
+    joined = stats.drop("usd_per_gpu_hour", "withheld_reason").join(
+        index, on=["gpu_model", "segment"], how="full", coalesce=True)
+    no_vote = "no index: no fresh print of it (every offer carried forward or left out)"
+    view = joined.with_columns(
+        pl.col("index_usd").alias("usd_per_gpu_hour"),
+        pl.when(pl.col("fixing_id").is_null()).then(pl.lit(no_vote))
+        .otherwise(pl.col("index_reason")).alias("withheld_reason"),
+        pl.lit(day).alias("day"),
+        pl.lit("published" if published else "indicative").alias("index_status"),
+    ).drop("index_usd", "index_reason")
+    front = ["day", "gpu_model", "segment", "usd_per_gpu_hour", "band_low", "band_high",
+             "panel", "median_usd", "min_usd", "p25_usd", "p75_usd", "max_usd", "providers",
+             "offers"]
+    view = view.select(*front, *[c for c in view.columns if c not in front])
+    return view.sort("gpu_model", pl.col("segment") != ALL, "segment"), published
