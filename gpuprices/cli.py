@@ -20,6 +20,7 @@ from gpuprices import (
     commands_board,
     commands_data,
     commands_history,
+    commands_index,
     commands_market,
     commands_ops,
     commands_reports,
@@ -79,7 +80,7 @@ app = typer.Typer(
 )
 
 for commands in (commands_data, commands_reports, commands_ops, commands_market,
-                 commands_history, commands_board):
+                 commands_history, commands_board, commands_index):
     commands.register(app)
 
 

@@ -88,7 +88,7 @@ class IndexParams:
             "outlier_min_history": 2 <= self.outlier_min_history <= self.outlier_window,
             "sd_window_days": 1 <= self.sd_window_days <= 3650,
             "sd_floor": 0 <= self.sd_floor <= 1,
-            "carry_days": 0 <= self.carry_days <= 30,
+            "carry_days": 0 <= self.carry_days <= 400,
             "attendance_half_life_days": 0.1 <= self.attendance_half_life_days <= 3650,
             "attendance_window_days": 1 <= self.attendance_window_days <= 3650,
             "attendance_eta": 0 <= self.attendance_eta <= 10,

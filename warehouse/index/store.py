@@ -41,6 +41,7 @@ __all__ = [
     "method_params",
     "read_fixings",
     "read_inputs",
+    "read_revisions",
     "read_votes",
     "record_method",
     "runs_fingerprints",
@@ -315,3 +316,11 @@ def write_revision(con: duckdb.DuckDBPyConnection, fixing: dict[str, Any],
          "why": fixing["withheld_reason"], "digest": fixing["content_digest"],
          "reason": reason, "votes": votes_json, "now": datetime.now(UTC)})
     return number
+
+
+def read_revisions(con: duckdb.DuckDBPyConnection, day: date | None = None) -> pl.DataFrame:
+    """Revision records (of one day, or all), beside the fixings they revise."""
+    return con.execute(
+        "SELECT fixing_id, revision, value, band_low, band_high, panel, withheld_reason, "
+        "reason, created_at FROM index_revision WHERE ($day IS NULL OR day = $day) "
+        "ORDER BY day, fixing_id, revision", {"day": day}).pl()

@@ -1,0 +1,80 @@
+"""The index's fixings and votes as the command line shows them (presentation only: every
+number is a stored fixing or one computed by warehouse/index the same way)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from warehouse.index.reproduce import Reproduction
+
+__all__ = ["fixings_table", "kind_label", "reproduce_lines", "term_curve", "votes_table"]
+
+
+def kind_label() -> pl.Expr:
+    """on_demand, spot, or "reserved 12m"."""
+    return (pl.when(pl.col("kind") == "reserved")
+            .then(pl.format("reserved {}m", pl.col("term_months")))
+            .otherwise(pl.col("kind")))
+
+
+def fixings_table(fixings: pl.DataFrame) -> pl.DataFrame:
+    """One row per fixing: the value, its band, the panel (carried votes counted in it), the
+    votes kept out, why there is no index, the methodology version."""
+    return fixings.select(
+        "day", pl.col("gpu_model").alias("gpu"), kind_label().alias("kind"), "segment", "geo",
+        pl.col("value").round(4).alias("index"),
+        pl.when(pl.col("value").is_not_null())
+        .then(pl.format("{}-{}", pl.col("band_low").round(4), pl.col("band_high").round(4)))
+        .alias("band"),
+        "panel", "carried", "flagged", pl.col("withheld_reason").alias("no index because"),
+        pl.col("method_version").alias("method"))
+
+
+def votes_table(votes: pl.DataFrame) -> pl.DataFrame:
+    """Every vote of a fixing: the provider's print, its spread and weight, its flags."""
+    return votes.select(
+        "provider", pl.col("provider_segment").alias("segment"),
+        pl.col("value").round(4).alias("print"),
+        pl.when(pl.col("currency") != "USD")
+        .then(pl.format("{} {}", pl.col("native_value").round(4), pl.col("currency")))
+        .alias("quoted"),
+        pl.col("sd").round(4), pl.col("weight").round(4), "passing",
+        pl.when(pl.col("fresh")).then(pl.lit("today"))
+        .otherwise(pl.format("carried from {}", pl.col("carried_from"))).alias("print of"),
+        "flags", "offers", "sources", "note")
+
+
+def term_curve(fixings: pl.DataFrame) -> pl.DataFrame:
+    """Per GPU: the on-demand index, spot, and each reserved term's index (NULL: no index)."""
+    rows = fixings.filter((pl.col("segment") == "all") & (pl.col("geo") == "all")).with_columns(
+        kind_label().alias("label"))
+    if rows.height == 0:
+        return pl.DataFrame(schema={"gpu": pl.String})
+    order = ["on_demand", "spot", *[f"reserved {t}m" for t in
+                                    sorted(rows.filter(pl.col("kind") == "reserved")
+                                           ["term_months"].unique().to_list())]]
+    wide = rows.pivot(on="label", index="gpu_model", values="value",
+                      aggregate_function="first").rename({"gpu_model": "gpu"})
+    shown = [c for c in order if c in wide.columns]
+    return (wide.select("gpu", *[pl.col(c).round(4) for c in shown])
+            .filter(pl.any_horizontal(pl.col(c).is_not_null() for c in shown)).sort("gpu"))
+
+
+def reproduce_lines(results: list[Reproduction], gpu_label: str) -> list[str]:
+    """The `reproduce index` report: per day SAME, or each difference; notes after."""
+    lines: list[str] = []
+    for result in results:
+        head = f"{gpu_label} {result.day}"
+        if result.as_of is not None:
+            head += (f" (fixed as of {result.as_of:%Y-%m-%d %H:%M:%S} UTC, method "
+                     f"{result.method_version})")
+        if result.ok:
+            lines.append(f"SAME  {head}: {result.same} of {result.compared} fixings "
+                         "recomputed from the archived captures")
+        elif not result.differences:
+            lines.append(f"NONE  {head}: no published fixing of it that day")
+        else:
+            lines.append(f"DIFFERENT  {head}: {len(result.differences)} difference(s)")
+            lines += [f"  {line}" for line in result.differences]
+        lines += [f"  note: {note}" for note in result.notes]
+    return lines
