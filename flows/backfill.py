@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from contract import FetchError, RawCapture, RunStatus
+from flows.index_fix import revise_after_history
 from scrapers.base import Source
 from scrapers.demo_history import load_snapshots, replay_dates, snapshot_capture
 from scrapers.ocp_archive import split_by_day
@@ -149,6 +150,8 @@ def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
         done(CaptureResult(item.key, raw.fetched_at, outcome.status, outcome.rows_stored,
                            outcome.capture_id, outcome.error, fetched,
                            outcome.rows_quarantined))
+    if any(r.status in (RunStatus.SUCCESS, RunStatus.UNCHANGED) for r in results):
+        revise_after_history(con)  # history behind a published fixing: revision records
     return results
 
 

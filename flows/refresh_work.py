@@ -32,6 +32,7 @@ from contract import FetchError, ParseError, RawCapture, SourceSkipped
 from contract.settings import Settings, load_settings
 from flows.alerts import alerts_after_refresh
 from flows.fx_rates import refresh_rates
+from flows.index_fix import fix_after_refresh
 from scrapers.base import Source
 from scrapers.http import with_retries
 from scrapers.registry import all_sources, resolve_names, secret_names
@@ -235,6 +236,9 @@ def run_refresh(
                 report_outcome(outcome)
             outcomes.append(outcome)
         failed = [o.source for o in outcomes if not o.ok]
+        if source_names is None:  # a full refresh: the day's fixing (flows/index_fix.py)
+            with writing(con, write_lock) as cursor:
+                fix_after_refresh(cursor, sources)
         status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
                                                  else "partial")
         finish_run(con, run_id, status, note=f"failed: {', '.join(failed)}" if failed else None)

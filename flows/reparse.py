@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows.index_fix import revise_after_history
 from scrapers.registry import all_sources, get_source
 from warehouse.reparse import ReparseResult, reparse_captures
 
@@ -25,5 +26,8 @@ def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str |
     KeyError when `source` names no registered source (an alias such as skypilot is fine).
     """
     name = get_source(source).name if source is not None else None
-    return reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
-                            since=since, include_failed=include_failed)
+    results = reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
+                               since=since, include_failed=include_failed)
+    if results:
+        revise_after_history(con)  # a published fixing is never rewritten: revision records
+    return results

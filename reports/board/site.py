@@ -17,11 +17,14 @@ from contract.files import ensure_folder, write_text_atomic
 from reports.board.data import WeekData, load_week
 from reports.board.html import render
 from reports.board.sections import page_context, when
+from reports.index.files import write_index_files
+from reports.index.page import index_page_context
 from reports.market.scenarios import Scenario
 
-__all__ = ["BoardBuild", "build_board", "render_week", "week_pages"]
+__all__ = ["INDEX_PAGE", "BoardBuild", "build_board", "render_week", "week_pages"]
 
 WEEK_FILE = re.compile(r"^(\d{4}-W\d{2})\.html$")
+INDEX_PAGE = "gpu-index.html"
 
 
 # ---- pages -------------------------------------------------------------------------------
@@ -29,7 +32,8 @@ WEEK_FILE = re.compile(r"^(\d{4}-W\d{2})\.html$")
 def _nav(week: str, weeks: Sequence[str]) -> list[dict[str, str | None]]:
     ordered = sorted(set(weeks) | {week})
     i = ordered.index(week)
-    links: list[dict[str, str | None]] = [{"href": "index.html", "rel": None, "text": "latest"}]
+    links: list[dict[str, str | None]] = [{"href": "index.html", "rel": None, "text": "latest"},
+                                          {"href": INDEX_PAGE, "rel": None, "text": "index"}]
     if i > 0:
         links.append({"href": f"{ordered[i - 1]}.html", "rel": "prev",
                       "text": f"← {ordered[i - 1]}"})
@@ -79,8 +83,22 @@ def build_board(con: duckdb.DuckDBPyConnection, out_dir: Path, *, week: str, as_
     path = out_dir / f"{week}.html"
     write_text_atomic(path, html)  # a full disk leaves the previous page whole
     index = None
+    written = len(html.encode())
     if not existing or week >= existing[-1]:
         index = out_dir / "index.html"
         write_text_atomic(index, html)
-    return BoardBuild(week=week, page=path, index=index,
-                      bytes_written=len(html.encode()) * (2 if index else 1))
+        written += len(html.encode())
+        written += _index_page(con, out_dir, as_of=as_of)  # the newest week publishes it
+    return BoardBuild(week=week, page=path, index=index, bytes_written=written)
+
+
+def _index_page(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: datetime) -> int:
+    """gpu-index.html and the index files beside it (JSON, Parquet, digests); bytes written."""
+    files = write_index_files(con, out_dir, until=as_of.date())
+    title = "GPU price index"
+    html = render("page.html.j2", title=title, title_head="GPU price", title_last="index",
+                  as_of_text=when(as_of), nav=[{"href": "index.html", "rel": None,
+                                                "text": "board"}],
+                  body="gpu_index.html.j2", **index_page_context(con, as_of=as_of, files=files))
+    write_text_atomic(out_dir / INDEX_PAGE, html)
+    return len(html.encode()) + sum(p.stat().st_size for p in files.paths)

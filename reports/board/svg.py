@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from html import escape
 
-__all__ = ["Dot", "LinePoint", "Series", "dot_plot", "nice_ticks", "slug", "spread_ticks",
-           "step_chart"]
+__all__ = ["BandPoint", "Dot", "LinePoint", "Series", "band_chart", "dot_plot", "nice_ticks",
+           "slug", "spread_ticks", "step_chart"]
 
 WIDTH = 640
 # The y-axis title sits above the plot (not rotated at its side), so tick labels can grow on
@@ -33,6 +33,16 @@ class LinePoint:
 class Series:
     name: str
     points: Sequence[LinePoint]
+
+
+@dataclass(frozen=True, slots=True)
+class BandPoint:
+    """One day of an index series: its value and band, or (value None) why it was withheld."""
+    day: date
+    usd: float | None
+    low: float | None
+    high: float | None
+    note: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,5 +227,63 @@ def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str,
             out.append(_marker(_SHAPES[index % len(_SHAPES)], x(d.usd),
                                round(cy + offsets.get(d.group, 0), 1), f"mark g-{slug(d.group)}",
                                f"{row} · {d.group} · ${d.usd:,.2f}/GPU-h · {d.label}"))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def band_chart(points: Sequence[BandPoint], *, start: date, end: date, title: str,
+               height: int = 240) -> str:
+    """An index series: its band as a shaded step area, its value as a step line (a day's
+    value holds through the day), and each withheld day as a mark under the axis (its reason
+    on hover)."""
+    if end <= start:
+        start = end - timedelta(days=7)
+    top = max((p.high or p.usd or 0.0 for p in points), default=1.0)
+    ticks = nice_ticks(top)
+    x0, x1 = PLOT_LEFT, WIDTH - PLOT_RIGHT
+    y0, y1 = height - PLOT_BOTTOM, PLOT_TOP
+    span = max(1, (end - start).days + 1)
+
+    def x(day: date, edge: int = 0) -> float:
+        return round(x0 + ((day - start).days + edge) / span * (x1 - x0), 1)
+
+    def y(usd: float) -> float:
+        return round(y0 - usd / ticks[-1] * (y0 - y1), 1)
+
+    out = [f'<svg viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(title)}" '
+           'class="chart">']
+    for tick in ticks:
+        out.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{y(tick)}" y2="{y(tick)}"/>'
+                   f'<text class="tick" x="{x0 - 6}" y="{y(tick) + 4}" text-anchor="end">'
+                   f"{_money_tick(tick)}</text>")
+    for day, text in _date_ticks(start, end):
+        out.append(f'<text class="tick" x="{x(day)}" y="{y0 + 16}" text-anchor="middle">'
+                   f"{text}</text>")
+    out.append(f'<text class="axis" x="{x0}" y="{height - 6}">date (UTC)</text>'
+               '<text class="axis" x="4" y="14">$ per GPU-hour</text>'
+               f'<line class="frame" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>')
+    runs: list[list[BandPoint]] = []
+    for p in sorted(points, key=lambda p: p.day):
+        if p.usd is None:
+            out.append(f'<rect class="withheld" x="{x(p.day)}" y="{y0 + 2}" '
+                       f'width="{max(1.0, x(p.day, 1) - x(p.day)):.1f}" height="5">'
+                       f"<title>{p.day}: no index ({escape(p.note)})</title></rect>")
+            continue
+        if runs and (p.day - runs[-1][-1].day).days == 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    for run in runs:
+        upper = "".join(f"L{x(p.day)} {y(p.high or p.usd or 0)}H{x(p.day, 1)}" for p in run)
+        lower = "".join(f"L{x(p.day, 1)} {y(p.low or p.usd or 0)}H{x(p.day)}"
+                        for p in reversed(run))
+        out.append(f'<path class="band" d="M{upper[1:]}{lower}Z"/>')
+        line = "".join(f"L{x(p.day)} {y(p.usd or 0)}H{x(p.day, 1)}" for p in run)
+        out.append(f'<path class="line index" d="M{line[1:]}"/>')
+        for p in run:
+            out.append(f'<rect class="hover" x="{x(p.day)}" y="{y1}" '
+                       f'width="{max(1.0, x(p.day, 1) - x(p.day)):.1f}" height="{y0 - y1}">'
+                       f"<title>{p.day}: ${p.usd:,.4f}/GPU-h, band ${p.low or 0:,.4f}-"
+                       f"${p.high or 0:,.4f} ({escape(p.note)})</title></rect>")
     out.append("</svg>")
     return "".join(out)

@@ -1,0 +1,114 @@
+"""The board's index page (gpu-index.html): the values its template renders, read from the
+published fixings only (warehouse.index.store.read_fixings), so the page shows the numbers
+`gpuprices index` prints: per GPU the on-demand series with its band, panel size and method
+version, every withheld day with its reason, and the latest day's term curve, segments and
+geographies."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import duckdb
+import polars as pl
+from markupsafe import Markup
+
+from reports.board.html import Col, Table, sortable_table
+from reports.board.svg import BandPoint, band_chart
+from reports.index.files import IndexFiles
+from reports.index.tables import kind_label
+from reports.markdown import money
+from warehouse.index.store import read_fixings
+
+__all__ = ["WITHHELD_DAYS", "index_page_context"]
+
+WITHHELD_DAYS = 90  # the withheld-days table covers this many days back
+CHART_GPUS = 12
+
+
+def _usd(header: str, key: str) -> Col:
+    return Col(header, lambda r: money(r[key], False, 4), lambda r: r[key], numeric=True)
+
+
+def _text(header: str, key: str) -> Col:
+    return Col(header, lambda r: r[key])
+
+
+def _int(header: str, key: str) -> Col:
+    return Col(header, lambda r: r[key], lambda r: r[key], numeric=True)
+
+
+def _band(r: dict[str, Any]) -> str | None:
+    if r["value"] is None:
+        return None
+    return f"{money(r['band_low'], False, 4)}-{money(r['band_high'], False, 4)}"
+
+
+def _series_table(rows: list[dict[str, Any]], table_id: str | None = None) -> Table:
+    return sortable_table([
+        _text("day", "day"), _usd("index", "value"), Col("band", _band),
+        _int("panel", "panel"), _int("carried", "carried"), _int("kept out", "flagged"),
+        _text("method", "method_version"), _text("no index because", "withheld_reason")],
+        rows, table_id=table_id)
+
+
+def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
+                       files: IndexFiles | None) -> dict[str, Any]:
+    until = as_of.date()
+    fixings = read_fixings(con, until=until)
+    if fixings.height == 0:
+        return {"empty": True, "files": [], "figures": []}
+    last_day: date = fixings["day"].max()  # type: ignore[assignment]
+    main = fixings.filter((pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
+                          & (pl.col("geo") == "all"))
+    latest = main.filter(pl.col("day") == last_day)
+    published = main.filter(pl.col("value").is_not_null())["gpu_model"].unique()
+    order = (latest.filter(pl.col("gpu_model").is_in(published))
+             .sort("panel", "gpu_model", descending=[True, False])["gpu_model"].to_list())
+    order += sorted(set(published) - set(order))
+    start: date = main["day"].min()  # type: ignore[assignment]
+    figures = []
+    for gpu in order[:CHART_GPUS]:
+        rows = main.filter(pl.col("gpu_model") == gpu).sort("day").to_dicts()
+        points = [BandPoint(r["day"], r["value"], r["band_low"], r["band_high"],
+                            r["withheld_reason"] or f"panel {r['panel']}, {r['carried']} "
+                            f"carried, method {r['method_version']}") for r in rows]
+        now = rows[-1]
+        figures.append({
+            "gpu": gpu, "svg": Markup(band_chart(points, start=start, end=last_day,
+                                                 title=f"{gpu}: on-demand index with its band")),
+            "value": money(now["value"], False, 4) if now["day"] == last_day else "–",
+            "panel": now["panel"], "method": now["method_version"],
+            "published": sum(r["value"] is not None for r in rows), "days": len(rows),
+            "table": _series_table(list(reversed(rows)))})
+    withheld = main.filter(pl.col("value").is_null()
+                           & (pl.col("day") > last_day - timedelta(days=WITHHELD_DAYS))
+                           & pl.col("gpu_model").is_in(order)).sort("day", "gpu_model",
+                                                                    descending=[True, False])
+    today = fixings.filter(pl.col("day") == last_day).with_columns(kind_label().alias("label"))
+    curve = today.filter((pl.col("segment") == "all") & (pl.col("geo") == "all")
+                         & pl.col("value").is_not_null())
+    scoped = today.filter(((pl.col("segment") != "all") | (pl.col("geo") != "all"))
+                          & pl.col("value").is_not_null() & (pl.col("kind") == "on_demand"))
+    method = today.row(0, named=True)
+    return {
+        "empty": False, "last_day": last_day.isoformat(), "method": method["method_version"],
+        "params": method["params_digest"][:16], "figures": figures,
+        "withheld_days": WITHHELD_DAYS,
+        "withheld": sortable_table([_text("day", "day"), _text("GPU", "gpu_model"),
+                                    _int("panel", "panel"),
+                                    _text("no index because", "withheld_reason")],
+                                   withheld.to_dicts(), table_id="index-withheld"),
+        "curve": sortable_table([_text("GPU", "gpu_model"), _text("kind", "label"),
+                                 _usd("index", "value"), Col("band", _band),
+                                 _int("panel", "panel")],
+                                curve.sort("gpu_model", "kind", "term_months").to_dicts(),
+                                table_id="index-curve"),
+        "scoped": sortable_table([_text("GPU", "gpu_model"), _text("segment", "segment"),
+                                  _text("geography", "geo"), _usd("index", "value"),
+                                  Col("band", _band), _int("panel", "panel")],
+                                 scoped.sort("gpu_model", "segment", "geo").to_dicts(),
+                                 table_id="index-scoped"),
+        "files": [{"name": name, "sha256": digest}
+                  for name, digest in (files.digests.items() if files else [])],
+    }
