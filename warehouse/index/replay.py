@@ -17,7 +17,7 @@ import polars as pl
 
 from warehouse.index.engine import History, fix_day, frames
 from warehouse.index.params import IndexParams
-from warehouse.index.prints import day_prints
+from warehouse.index.prints import PRINT_SCHEMA, day_prints
 from warehouse.index.store import history_before
 from warehouse.semantic import day_end
 
@@ -59,6 +59,11 @@ def replay(con: duckdb.DuckDBPyConnection, params: Sequence[IndexParams], days: 
     for history in histories:
         if history.genesis is None:
             history.genesis = days[0]
+    # a print needs a source seen that day: on other days the prints are empty (no query)
+    seen = {row[0] for row in con.execute(
+        "SELECT DISTINCT utc_day(observed_at) FROM scrape_run WHERE confirms(status) "
+        "AND capture_id IS NOT NULL AND utc_day(observed_at) BETWEEN $a AND $b",
+        {"a": days[0], "b": days[-1]}).fetchall()}
     for day in days:
         as_of = (moments or {}).get(day) or day_end(day, now)
         read: dict[tuple[object, ...], pl.DataFrame] = {}  # prints per basket definition
@@ -67,7 +72,8 @@ def replay(con: duckdb.DuckDBPyConnection, params: Sequence[IndexParams], days: 
             basket = (p.on_demand, p.spot, p.reserved, p.terms_months, p.segments,
                       p.geographies)
             if basket not in read:
-                read[basket] = day_prints(con, as_of, p)
+                read[basket] = day_prints(con, as_of, p) if day in seen \
+                    else pl.DataFrame(schema=PRINT_SCHEMA)
             f, v = frames(fix_day(day, read[basket], history, p))
             history.add(v)
             fixings.append(f)

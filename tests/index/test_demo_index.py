@@ -1,0 +1,158 @@
+"""The index on the demo warehouse (`backfill examples` + `refresh --offline`, which fixes the
+index): every fixing reproduces from the archived raw captures (`make test` runs this), an
+altered capture gives a precise difference, and the index, `market`, the board and its files
+show one number."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import re
+import shutil
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from gpuprices.cli import app
+from reports.board import build_board
+from scrapers.registry import all_sources
+from tests.reports.test_demo_history import demo_warehouse
+from warehouse.connection import connect_read_only
+from warehouse.index.reproduce import reproduce_days
+from warehouse.index.store import fixed_days, read_fixings
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo-index") / "gpu_prices.duckdb"
+    demo_warehouse(path, datetime.now(UTC))
+    return path
+
+
+def cli(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout
+
+
+def test_the_refresh_fixed_every_day_of_the_demo(demo: Path) -> None:
+    con = connect_read_only(demo)
+    try:
+        days = fixed_days(con)
+        today = datetime.now(UTC).date()
+        assert days[-1] == today and len(days) == (today - days[0]).days + 1
+        fixings = read_fixings(con, days=[today], kind="on_demand", segment="all", geo="all")
+    finally:
+        con.close()
+    published = fixings.filter(pl.col("value").is_not_null())
+    assert published.height >= 10
+    assert (published["band_low"] <= published["value"]).all()
+    assert (published["value"] <= published["band_high"]).all()
+    withheld = fixings.filter(pl.col("value").is_null())
+    assert withheld["withheld_reason"].str.starts_with("panel ").all()
+
+
+def test_every_fixing_of_the_demo_reproduces_from_its_captures(demo: Path) -> None:
+    con = connect_read_only(demo)
+    try:
+        results = reproduce_days(con, all_sources(), demo.parent / "raw", fixed_days(con))
+    finally:
+        con.close()
+    assert results and all(r.ok for r in results), [r.differences for r in results]
+    assert sum(r.compared for r in results) == sum(r.same for r in results) > 100
+
+
+def test_reproduce_prints_same(demo: Path) -> None:
+    today = datetime.now(UTC).date().isoformat()
+    code, out = cli("reproduce", "index", "H100", today, "-w", str(demo))
+    assert code == 0, out
+    assert out.startswith(f"SAME  H100 SXM, H100 PCIe, H100 NVL {today} (fixed as of ")
+
+
+def _alter(copy: Path, source: str, old: bytes, new: bytes) -> str:
+    con = duckdb.connect(str(copy), read_only=True)
+    try:
+        capture_id, relative = con.execute(
+            "SELECT r.capture_id, r.archive_path FROM raw_capture r JOIN scrape_run s "
+            "USING (capture_id) WHERE s.source = ? AND s.status = 'success' "
+            "ORDER BY s.observed_at DESC LIMIT 1", [source]).fetchone()  # type: ignore[misc]
+    finally:
+        con.close()
+    path = copy.parent / "raw" / relative
+    body = gzip.decompress(path.read_bytes())
+    assert body.count(old) >= 1
+    path.write_bytes(gzip.compress(body.replace(old, new, 1)))
+    return str(capture_id)
+
+
+def test_an_altered_capture_gives_a_precise_difference(demo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "gpu_prices.duckdb"
+    shutil.copy(demo, copy)
+    shutil.copytree(demo.parent / "raw", tmp_path / "raw")
+    # lambda's API: gpu_8x_h100_sxm5 at 2392 cents/hour (8 GPUs: $2.99) -> 2792 ($3.49)
+    capture = _alter(copy, "lambda", b'"price_cents_per_hour": 2392',
+                     b'"price_cents_per_hour": 2792')
+    today = datetime.now(UTC).date()
+    code, out = cli("reproduce", "index", "H100 SXM", today.isoformat(), "-w", str(copy))
+    assert code == 1
+    assert out.startswith(f"DIFFERENT  H100 SXM {today}")
+    assert f"capture lambda {capture[:12]}: archived payload altered" in out
+    main = f"{today}|H100 SXM|on_demand|0|all|all"
+    # lambda's print: the median of its two H100 SXM offers, (2.99 + 3.09) / 2 = 3.04 before,
+    # (3.49 + 3.09) / 2 = 3.29 after
+    assert f"{main}: vote lambda value published 3.04, recomputed 3.29" in out
+    assert re.search(rf"{re.escape(main)}: value published [\d.]+, recomputed [\d.]+", out)
+    untouched = f"{today}|H100 SXM|on_demand|0|marketplace|all"
+    assert untouched not in out  # runpod alone there: nothing of lambda's changes it
+
+
+def test_index_market_and_board_show_one_number(demo: Path, tmp_path: Path) -> None:
+    code, out = cli("index", "--gpu", "H100 SXM", "-w", str(demo), "-f", "csv")
+    assert code == 0
+    index = float(next(csv.DictReader(io.StringIO(out)))["value"])
+    code, out = cli("market", "--gpu", "H100 SXM", "--segment", "all", "-w", str(demo),
+                    "-f", "csv")
+    assert code == 0
+    assert float(next(csv.DictReader(io.StringIO(out)))["usd_per_gpu_hour"]) == index
+    con = connect_read_only(demo)
+    try:
+        now = datetime.now(UTC)
+        week = f"{now.isocalendar().year}-W{now.isocalendar().week:02d}"
+        build_board(con, tmp_path, week=week, as_of=now)
+    finally:
+        con.close()
+    tile = re.search(r'<article class="tile" data-gpu="H100 SXM" data-usd="([^"]+)">',
+                     (tmp_path / "index.html").read_text(encoding="utf-8"))
+    assert tile and float(tile.group(1)) == index
+    page = (tmp_path / "gpu-index.html").read_text(encoding="utf-8")
+    assert f"H100 SXM: ${index:,.4f} /GPU-h" in page
+    # the files beside the board: digests as listed, the same fixings as the warehouse
+    listed = dict(reversed(line.split("  ")) for line in
+                  (tmp_path / "gpu-index.sha256").read_text().splitlines())
+    for name, digest in listed.items():
+        assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
+    document = json.loads((tmp_path / "gpu-index.json").read_text())
+    parquet = pl.read_parquet(tmp_path / "gpu-index.parquet")
+    assert len(document["fixings"]) == parquet.height
+    main = parquet.filter((pl.col("gpu_model") == "H100 SXM") & (pl.col("day") == now.date())
+                          & (pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
+                          & (pl.col("geo") == "all"))
+    assert main["value"].to_list() == [index]
+    assert document["methods"][0]["version"] == "1.0"
+
+
+def test_published_days_are_not_fixed_again(demo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "gpu_prices.duckdb"
+    shutil.copy(demo, copy)
+    code, out = cli("index", "fix", "-w", str(copy))
+    assert code == 0 and out.startswith("fixed 0 day(s) (none)")
+    code, out = cli("index", "fix", "--since", str(date(2020, 1, 1)), "-w", str(copy))
+    assert code == 2
