@@ -63,7 +63,7 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
                           & (pl.col("geo") == "all"))
     latest = main.filter(pl.col("day") == last_day)
     published = main.filter(pl.col("value").is_not_null())["gpu_model"].unique()
-    order = (latest.filter(pl.col("gpu_model").is_in(published))
+    order = (latest.filter(pl.col("gpu_model").is_in(published.implode()))
              .sort("panel", "gpu_model", descending=[True, False])["gpu_model"].to_list())
     order += sorted(set(published) - set(order))
     start: date = main["day"].min()  # type: ignore[assignment]

@@ -276,7 +276,8 @@ def _weights(shares: list[float], params: IndexParams) -> list[float]:
 
 def _vote_sd(vote: Vote, past: list[Past], day: date, params: IndexParams) -> float:
     since = day - timedelta(days=params.sd_window_days - 1)
-    values = [p.value for p in past if p.fresh and p.day >= since] + [vote.value]
+    # passing prints only: a glitch kept out by a screen must not widen the vote for 90 days
+    values = [p.value for p in past if p.fresh and p.passing and p.day >= since] + [vote.value]
     sd = float(np.std(values)) if len(values) >= 2 else 0.0
     return max(sd, params.sd_floor * vote.value)
 

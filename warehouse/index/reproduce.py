@@ -265,7 +265,7 @@ def reproduce_days(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source]
             fixings = computed.fixings
             if gpu_models:
                 fixings = fixings.filter(pl.col("gpu_model").is_in(gpu_models))
-            votes = computed.votes.filter(pl.col("fixing_id").is_in(fixings["fixing_id"]))
+            votes = computed.votes.filter(pl.col("fixing_id").is_in(fixings["fixing_id"].implode()))
             result.compared = published.height
             same, lines = _compare(published, read_votes(con, published["fixing_id"].to_list()),
                                    fixings, votes)

@@ -1,4 +1,4 @@
-"""The index's records (migration 010): written once, read back, digested.
+"""The index's records (migration 013): written once, read back, digested.
 
 Nothing here updates or deletes a record: a day is written whole in one transaction
 (index_day, its index_input rows, every index_fixing and index_vote), a revision is a new

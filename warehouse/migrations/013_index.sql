@@ -1,4 +1,4 @@
--- Schema version 10: the GPU price index (warehouse/index/, docs/index-methodology.md).
+-- Schema version 13: the GPU price index (warehouse/index/, docs/index-methodology.md).
 -- Records that are written once and never updated or deleted by any code path:
 --   index_method    each methodology version's parameters (the JSON the digest is taken over)
 --   index_day       one row per fixed day: when the day was fixed (as_of), with which inputs
