@@ -14,7 +14,8 @@ import polars as pl
 from contract import DEFAULT_PRICING, STALE_AFTER_H
 from reports.market.scenarios import Scenario, evaluate
 from schemas.names import resolve_gpus
-from warehouse.semantic import MarketConfig, Prices, day_end, load_market_config
+from warehouse.index.read import votes_of
+from warehouse.semantic import ALL, MarketConfig, Prices, day_end, load_market_config
 from warehouse.semantic_market import computed_market
 
 __all__ = ["explain_cheapest", "explain_market", "explain_scenario"]
@@ -91,10 +92,38 @@ def _stage_two(market: pl.DataFrame, providers: pl.DataFrame, segment: str) -> l
              f"max {m['max_usd']:.4f}; dispersion ({m['p75_usd']:.4f} - {m['p25_usd']:.4f}) / "
              f"{m['median_usd']:.4f} = {m['dispersion']:.2f}"]
     if m["withheld_reason"]:
-        lines.append(f"  withheld: {m['withheld_reason']}")
+        lines.append(f"  two-stage median withheld: {m['withheld_reason']}")
     else:
-        lines.append(f"  published: {_usd(m['usd_per_gpu_hour'])}/GPU-hour "
-                     f"({m['providers']} providers, {m['offers']} offers)")
+        lines.append(f"  two-stage median: {_usd(m['usd_per_gpu_hour'])}/GPU-hour "
+                     f"({m['providers']} providers, {m['offers']} offers; the offer "
+                     "statistics beside the index, not the market price)")
+    return lines
+
+
+def _index_lines(con: duckdb.DuckDBPyConnection, model: str, day: date,
+                 now: datetime | None) -> list[str]:
+    """The market price itself: the day's on-demand index fixing per scope, and the votes of
+    the all-provider one (warehouse/index, docs/index-methodology.md)."""
+    fixings, votes, published = votes_of(con, day, [model], now=now, segment=None)
+    status = "published" if published else "indicative: the day is not fixed yet"
+    lines = [f"market price = the on-demand index ({status}; docs/index-methodology.md):"]
+    for f in fixings.sort(pl.col("segment") != ALL, "segment").to_dicts():
+        if f["value"] is None:
+            lines.append(f"  [{f['segment']}] no index: {f['withheld_reason']}")
+            continue
+        lines.append(f"  [{f['segment']}] {_usd(f['value'])}/GPU-hour, band "
+                     f"{_usd(f['band_low'])}-{_usd(f['band_high'])}; panel {f['panel']} "
+                     f"({f['carried']} carried), {f['flagged']} kept out; method "
+                     f"{f['method_version']}")
+    main = fixings.filter(pl.col("segment") == ALL)["fixing_id"].to_list()
+    if main:
+        lines.append("votes of [all] (each at p - sd, p, p + sd with its weight; the value is "
+                     "the weighted mean of the central third of the vote mass):")
+        for v in votes.filter(pl.col("fixing_id") == main[0]).sort("value").to_dicts():
+            flags = f" [{', '.join(v['flags'])}]" if v["flags"] else ""
+            note = f": {v['note']}" if v["note"] else ""
+            lines.append(f"  {v['provider']} [{v['provider_segment']}]: {v['value']:.4f} "
+                         f"sd {v['sd']:.4f} weight {v['weight']:.4f}{flags}{note}")
     return lines
 
 
@@ -135,6 +164,7 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
         model_market = market.filter(pl.col("gpu_model") == model)
         for segment in model_market["segment"].to_list():
             lines += _stage_two(model_market, mine_providers, segment)
+        lines += _index_lines(con, model, day, now)
         lines.append("")
     return lines or [f"no offers of {', '.join(gpu_models)} stood at {_when(as_of)}"]
 

@@ -178,7 +178,8 @@ def test_row_7_market_min_is_the_lowest_counted_offer_and_counts_agree(
     for gpu in re.findall(r'<article class="tile" data-gpu="([^"]+)"', views["board"]):
         _, shown = tile(views["board"], gpu)
         assert f"{market[gpu]['providers']} providers" in shown
-        row = re.search(rf"^\| {re.escape(gpu)} \| [^|]+ \| [^|]+ \| [^|]+ \| (\d+) \|",
+        # GPU | market | min | band | p25-p75 | providers
+        row = re.search(rf"^\| {re.escape(gpu)} \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| (\d+) \|",
                         views["report"].split("## 9.")[1], re.M)
         assert row and row.group(1) == market[gpu]["providers"]
 

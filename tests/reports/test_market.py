@@ -255,7 +255,7 @@ def test_explain_market_line_by_line(build: Builder) -> None:
     seen = "observed 2026-11-16 12:00 UTC"
     lines = explain_market(build.con, ["H100 SXM"], DAY0, config=RULES, segments=SEGMENTS,
                            now=at(DAY0 + timedelta(days=30)))
-    assert lines == [
+    expected = [
         "market price of H100 SXM on 2026-11-16, as prices stood at 2026-11-16 23:59 UTC",
         "rule (warehouse/market.toml): comparable offers, pricing on_demand, community, "
         "serverless; available; whole GPUs; seen within 48 h; outliers below 1/3 or above 5x "
@@ -279,13 +279,28 @@ def test_explain_market_line_by_line(build: Builder) -> None:
         "across providers: median(2.0000, 2.2000, 2.4000) = 2.2000",
         "  min 2.0000, p25 2.1000, p75 2.3000, max 2.4000; dispersion (2.3000 - 2.1000) / "
         "2.2000 = 0.09",
-        "  published: $2.2000/GPU-hour (3 providers, 3 offers)",
+        "  two-stage median: $2.2000/GPU-hour (3 providers, 3 offers; the offer statistics "
+        "beside the index, not the market price)",
         "segment neocloud: median(2.0000, 2.2000, 2.4000) = 2.2000",
         "  min 2.0000, p25 2.1000, p75 2.3000, max 2.4000; dispersion (2.3000 - 2.1000) / "
         "2.2000 = 0.09",
-        "  published: $2.2000/GPU-hour (3 providers, 3 offers)",
-        "",
+        "  two-stage median: $2.2000/GPU-hour (3 providers, 3 offers; the offer statistics "
+        "beside the index, not the market price)",
     ]
+    assert lines[:len(expected)] == expected
+    # the market price itself: the index (no fixing stored: indicative). Its prints skip the
+    # market's outlier fence (the index screens prints, and landing screens drop such rows):
+    # c's print is the median of 2.40 and 0.10 = 1.25. Equal weights, sd 3 %: votes
+    # 1.2125 1.25 1.2875 | 1.94 2.0 2.06 | 2.134 2.2 2.266; the central third is a's -> 2.0
+    index = lines[len(expected):]
+    assert index[0] == ("market price = the on-demand index (indicative: the day is not fixed "
+                        "yet; docs/index-methodology.md):")
+    assert index[1].startswith("  [all] $2.0000/GPU-hour, band $")
+    assert index[1].endswith("; panel 3 (0 carried), 0 kept out; method 1.0")
+    votes = index[index.index(next(v for v in index if v.startswith("votes of [all]"))) + 1:]
+    assert votes == ["  c [unclassified]: 1.2500 sd 0.0375 weight 0.3333 [new]",
+                     "  a [unclassified]: 2.0000 sd 0.0600 weight 0.3333 [new]",
+                     "  b [unclassified]: 2.2000 sd 0.0660 weight 0.3333 [new]", ""]
 
 
 def test_explain_cheapest_names_what_it_passed_over(build: Builder) -> None:
