@@ -42,18 +42,15 @@ from typing import Any
 import polars as pl
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
+from contract import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
+from contract.prices import PagePrice, Period, clean_text, parse_price
 from scrapers.pagekit import (
-    PagePrice,
-    Period,
     Table,
-    clean_text,
     foreign_currency,
     is_hidden,
     json_ld_products,
     no_price_reason,
     offers_of,
-    parse_price,
 )
 
 __all__ = [

@@ -10,8 +10,8 @@ from types import ModuleType
 import httpx
 import polars as pl
 
+from contract import HttpSettings, RawCapture, Skips
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, RawCapture, Skips
 
 FETCHED = datetime(2026, 3, 2, tzinfo=UTC)
 
