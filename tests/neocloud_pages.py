@@ -42,6 +42,14 @@ def price(frame: pl.DataFrame, offering: str, pricing: str = "on_demand") -> dic
     return rows.row(0, named=True)
 
 
+def announced(frame: pl.DataFrame, offering: str) -> dict[str, object]:
+    """The one announced price (a row with effective_from) of an on-demand offering."""
+    rows = frame.filter((pl.col("offering") == offering) & (pl.col("pricing") == "on_demand")
+                        & pl.col("effective_from").is_not_null())
+    assert rows.height == 1, (offering, rows)
+    return rows.row(0, named=True)
+
+
 def fetched_url(module: ModuleType) -> str:
     """The URL fetch asks for when the source's base URL is overridden."""
     seen: list[str] = []
