@@ -16,9 +16,9 @@ import duckdb
 from contract.files import ensure_folder, write_text_atomic
 from reports.board.data import WeekData, load_week
 from reports.board.html import render
+from reports.board.index_page import index_page_context
 from reports.board.sections import page_context, when
 from reports.index.files import write_index_files
-from reports.index.page import index_page_context
 from reports.market.scenarios import Scenario
 
 __all__ = ["INDEX_PAGE", "BoardBuild", "build_board", "render_week", "week_pages"]
