@@ -22,6 +22,7 @@ from gpuprices import (
     commands_data,
     commands_history,
     commands_market,
+    commands_mcp,
     commands_ops,
     commands_reports,
 )
@@ -117,7 +118,7 @@ def _root(
 
 
 for commands in (commands_data, commands_reports, commands_ops, commands_market,
-                 commands_history, commands_board):
+                 commands_history, commands_board, commands_mcp):
     commands.register(app)
 
 

@@ -123,7 +123,8 @@ def scenario(
                    "--gpu NAME", 2)
     rows = api.scenario(name, gpu_hours=gpu_hours, gpu=gpu, pricing=pricing,
                         warehouse=warehouse)
-    title = titles.get(name or "", f"{gpu_hours:g} GPU-hours of {', '.join(gpu or [])}")
+    title = titles[name] if name in titles else \
+        f"{gpu_hours or 0:g} GPU-hours of {', '.join(gpu or [])}"
     print_frame(rows, fmt, title=title)
 
 

@@ -17,8 +17,8 @@ from gpuprices.errors import InputError
 
 __all__ = [
     "CLUSTER_DAYS", "CLUSTER_GPUS", "EXPLAIN_WHAT", "GPU_HOURS", "HISTORY_DAYS", "LIMIT",
-    "MIN_VRAM_GB", "PARAMS_B", "PERIODS", "Range", "as_day", "check", "gpu_models", "one_of",
-    "pricing_kinds",
+    "MCP_PORT", "MIN_VRAM_GB", "PARAMS_B", "PERIODS", "Range", "as_day", "check", "gpu_models",
+    "one_of", "pricing_kinds",
 ]
 
 
@@ -53,6 +53,7 @@ CLUSTER_DAYS = Range(1, 3660)             # days a cluster is used
 MIN_VRAM_GB = Range(1, 2048)              # per-GPU memory asked for
 GPU_HOURS = Range(0.01, 10_000_000)       # an ad hoc scenario's GPU-hours
 PARAMS_B = Range(0.001, 100_000)          # model sizes `fit` accepts, billions (1M .. 100T)
+MCP_PORT = Range(1024, 65535)             # `gpuprices mcp --http --port`
 PERIODS = ("week", "month")
 EXPLAIN_WHAT = ("market", "cheapest", "scenario")
 
