@@ -306,13 +306,13 @@ def history(
         typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
     if plot is not None:
         series = points.select(pl.lit(gpu).alias("series"), "day",
-                               pl.col(POINT).alias("usd_per_gpu_hour"))
+                               pl.col(POINT).alias("usd_per_gpu_hour"))  # plot_daily's name
         plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
         typer.echo(f"chart: {plot}", err=True)
 
 
 # The price column of a history point (the naming rule: <what>_usd_per_gpu_hour).
-POINT = "usd_per_gpu_hour"
+POINT = "price_usd_per_gpu_hour"
 
 
 def changes(

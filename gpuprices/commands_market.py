@@ -29,7 +29,8 @@ from gpuprices.output import Format, print_frame, print_frames
 __all__ = ["register"]
 
 # The market_price columns shown (the naming rule: <what>_usd_per_gpu_hour).
-MARKET, MIN, P25, P75 = ("usd_per_gpu_hour", "min_usd", "p25_usd", "p75_usd")
+MARKET, MIN, P25, P75 = ("market_usd_per_gpu_hour", "min_usd_per_gpu_hour",
+                          "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour")
 # What `rent-vs-buy` shows on a terminal (--format csv or json: every column).
 RENT_VS_BUY_TABLE = {
     "gpu_model": "gpu", "gpus": "GPUs", "server_usd": "server $",

@@ -98,8 +98,8 @@ def cheapest(
 
 
 # What a narrow terminal keeps of `cheapest` (the rest: --wide).
-CHEAPEST_PRIORITY = ("gpu_model", "price_usd_per_gpu_hour", "usd_per_gpu_hour", "provider",
-                     "offering", "pricing", "region", "gpu_count")
+CHEAPEST_PRIORITY = ("gpu_model", "price_usd_per_gpu_hour", "provider", "offering", "pricing",
+                     "region", "gpu_count")
 
 
 def scenario(

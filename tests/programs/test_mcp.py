@@ -52,7 +52,8 @@ def test_cheapest_answers_what_the_api_answers(demo: Path) -> None:
     rows = result.structured_content["rows"]
     expected = gpuprices.cheapest(gpu="H100 SXM", limit=3, warehouse=demo)
     assert [r["provider"] for r in rows] == expected["provider"].to_list()
-    assert [r["usd_per_gpu_hour"] for r in rows] == expected["usd_per_gpu_hour"].to_list()
+    assert [r["price_usd_per_gpu_hour"] for r in rows] == \
+        expected["price_usd_per_gpu_hour"].to_list()
     assert rows[0]["source"] and rows[0]["gpu_model"] == "H100 SXM"
 
 
