@@ -13,7 +13,6 @@ import re
 import sys
 from typing import Annotated
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -65,10 +64,10 @@ class Commands(TyperGroup):
     exit 1), a warehouse that cannot be read, or a question without an answer (exit 1)
     prints `error: ...`, no traceback."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, _take_wide(args))  # type: ignore[arg-type]
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx: typer.Context) -> object:
         from contract.files import FileWriteError
         from contract.settings import SettingsError
         from gpuprices.errors import GpupricesError

@@ -102,7 +102,7 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
     from importlib.metadata import version
 
     from mcp.server.mcpserver import MCPServer
-    from mcp_types import ToolAnnotations
+    from mcp.types import ToolAnnotations
 
     server = MCPServer(
         "gpuprices", version=version("gpuprices"), log_level="WARNING",
