@@ -41,6 +41,7 @@ PIPED_WIDTH = 200
 # A text column is cut to this many characters before any column is left out.
 TEXT_CAP = 28
 _ELLIPSIS = "…"
+_TEXT_MIN = 10  # a text column narrower than this says too little to keep
 _state = {"wide": False}
 
 
@@ -170,6 +171,11 @@ def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: in
     for index in order:
         if _span([capped[i] for i in [*kept, index]]) <= width:
             kept.append(index)
+        elif text[index]:  # a text column cut further still beats leaving it out
+            room = width - _span([capped[i] for i in [*kept, index]]) + capped[index]
+            if room >= max(cell_len(headers[index]), _TEXT_MIN):
+                capped[index] = room
+                kept.append(index)
     if not kept:  # not even the first column fits: cut it to the width
         kept = [order[0]]
         capped[order[0]] = max(1, width - 4)
