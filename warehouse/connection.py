@@ -95,10 +95,24 @@ def _file(path: str | Path) -> Path:
     return target
 
 
+def _duckdb(database: str, *, config: dict[str, object],
+            read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect without DuckDB's progress bar, which it draws on stdout, piped or not
+    (a query past 2 s would land inside `-f json`). The bar is a per-connection setting, so
+    it is turned off before the configuration is locked."""
+    lock = bool(config.get("lock_configuration"))
+    con = duckdb.connect(database, read_only=read_only,
+                         config={k: v for k, v in config.items() if k != "lock_configuration"})
+    con.execute("SET enable_progress_bar = false")
+    if lock:
+        con.execute("SET lock_configuration = true")
+    return con
+
+
 def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
           warehouse: Path) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=config)
+        return _duckdb(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         text = str(exc)
         if _is_lock_error(exc):
@@ -120,7 +134,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
         raise WarehouseError(f"{path} is a DuckLake: it is read here, written by "
                              "`gpuprices publish` from a DuckDB warehouse file")
     if _is_memory(path):
-        con = duckdb.connect(":memory:", config=dict(NO_FILES))
+        con = _duckdb(":memory:", config=dict(NO_FILES))
         migrate(con)
         refresh_views(con)
         _sync_catalog(con)
@@ -256,7 +270,7 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     if sandboxed and limits is not None:
         config.update(limits.config())
     if _is_memory(path):
-        return duckdb.connect(":memory:", config=config)
+        return _duckdb(":memory:", config=config)
     return _open_checked(path, config)[0]
 
 

@@ -101,7 +101,7 @@ def _copy(con: duckdb.DuckDBPyConnection, select: str, params: dict[str, Any], o
     """COPY the rows of `select` into `temporary`: read on `con`, written by an in-memory
     DuckDB that holds nothing but them (warehouse connections cannot write files)."""
     rows = con.execute(select, params).to_arrow_reader()
-    out = duckdb.connect()
+    out = duckdb.connect(config={"enable_progress_bar": False})  # stdout stays the output
     try:
         out.register("_rows", rows)
         out.execute(f"COPY _rows TO {_quote(temporary)} ({options})")

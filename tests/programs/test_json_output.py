@@ -114,3 +114,24 @@ def test_one_json_document(command: str, demo: Path, inputs: Path, archive: str,
     document = json.loads(done.stdout)  # exactly one document: trailing data fails here
     assert isinstance(document, list | dict)
     assert "━" not in done.stdout and "\x1b" not in done.stdout
+
+
+@pytest.mark.parametrize("open_", ["write", "read", "query", "memory"])
+def test_no_connection_draws_duckdbs_progress_bar(open_: str, demo: Path,
+                                                  tmp_path: Path) -> None:
+    """DuckDB draws a progress bar on stdout, piped or not, once a query runs past 2 s (a big
+    warehouse, a loaded machine): it would land inside the one JSON document."""
+    from warehouse.connection import connect, connect_read_only
+
+    if open_ == "write":
+        copy = tmp_path / "w.duckdb"
+        shutil.copy(demo, copy)
+        con = connect(copy)
+    elif open_ == "memory":
+        con = connect(":memory:")
+    else:
+        con = connect_read_only(demo, sandboxed=open_ == "query")
+    try:
+        assert con.sql("select current_setting('enable_progress_bar')").fetchone() == (False,)
+    finally:
+        con.close()
