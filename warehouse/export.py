@@ -101,8 +101,9 @@ def _copy(con: duckdb.DuckDBPyConnection, select: str, params: dict[str, Any], o
     """COPY the rows of `select` into `temporary`: read on `con`, written by an in-memory
     DuckDB that holds nothing but them (warehouse connections cannot write files)."""
     rows = con.execute(select, params).to_arrow_reader()
-    out = duckdb.connect(config={"enable_progress_bar": False})  # stdout stays the output
+    out = duckdb.connect()
     try:
+        out.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout
         out.register("_rows", rows)
         out.execute(f"COPY _rows TO {_quote(temporary)} ({options})")
     finally:
