@@ -90,7 +90,7 @@ def history_backtest(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | 
     configs = {"as published": _variants(base),
                "held": _variants(base, carry_days=120, attendance_eta=0.0, min_fresh=1)}
     old = con.execute(
-        "SELECT day, gpu_model, usd_per_gpu_hour AS old FROM market_price "
+        "SELECT day, gpu_model, market_usd_per_gpu_hour AS old FROM market_price "
         "WHERE segment = 'all' AND day BETWEEN $a AND $b", {"a": days[0], "b": days[-1]}).pl()
     tables: list[tuple[str, pl.DataFrame]] = []
     for name, params in configs.items():
@@ -144,7 +144,7 @@ def _latest_panels(con: duckdb.DuckDBPyConnection, min_providers: int = 5
         """).fetchall()
     if not rows:
         rows = con.execute(
-            "SELECT gpu_model, provider, usd_per_gpu_hour FROM market_provider_price "
+            "SELECT gpu_model, provider, median_usd_per_gpu_hour FROM market_provider_price "
             "WHERE day = (SELECT max(day) FROM market_provider_price)").fetchall()
     panels: dict[str, dict[str, float]] = {}
     for gpu, provider, value in rows:

@@ -14,7 +14,9 @@ from reports.markdown import money, table
 from warehouse.index.read import market_view
 from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
 
-__all__ = ["market_of", "market_section", "segments"]
+__all__ = ["MARKET", "market_of", "market_section", "segments"]
+
+MARKET = "market_usd_per_gpu_hour"  # THE market price column (market_price)
 
 
 def segments() -> list[str]:
@@ -35,14 +37,14 @@ def market_section(market: pl.DataFrame) -> str:
     (`market`: the day's rows of every segment)."""
     overall = market.filter(pl.col("segment") == ALL)
     by_segment = (market.filter((pl.col("segment") != ALL)
-                                & pl.col("usd_per_gpu_hour").is_not_null())
+                                & pl.col(MARKET).is_not_null())
                   .sort("segment")
                   .group_by("gpu_model", maintain_order=True)
                   .agg(pl.format("{} {}", pl.col("segment"),
-                                 pl.col("usd_per_gpu_hour").round(2)).str.join(", ")
+                                 pl.col(MARKET).round(2)).str.join(", ")
                        .alias("segments")))
     rows = overall.join(by_segment, on="gpu_model", how="left").sort(
-        pl.col("usd_per_gpu_hour").is_null(), pl.col("providers"), "gpu_model",
+        pl.col(MARKET).is_null(), pl.col("providers"), "gpu_model",
         descending=[False, True, False])
     parts = ["## 9. Market price per GPU", "",
              "The on-demand GPU price index of the day (docs/index-methodology.md): one vote "
@@ -58,10 +60,11 @@ def market_section(market: pl.DataFrame) -> str:
     parts.append(table(
         ["GPU", "market", "min", "band", "p25-p75", "providers", "offers", "segments",
          "withheld because"],
-        [[r["gpu_model"], money(r["usd_per_gpu_hour"]), money(r["min_usd"]),
-          f"{money(r['band_low'])}-{money(r['band_high'])}"
-          if r["usd_per_gpu_hour"] is not None else "–",
-          f"{money(r['p25_usd'])}-{money(r['p75_usd'])}", r["providers"], r["offers"],
+        [[r["gpu_model"], money(r[MARKET]), money(r["min_usd_per_gpu_hour"]),
+          f"{money(r['band_low_usd_per_gpu_hour'])}-{money(r['band_high_usd_per_gpu_hour'])}"
+          if r[MARKET] is not None else "–",
+          f"{money(r['p25_usd_per_gpu_hour'])}-{money(r['p75_usd_per_gpu_hour'])}",
+          r["providers"], r["offers"],
           r["segments"] or "–", r["withheld_reason"] or ""] for r in rows.to_dicts()],
         [False, True, True, True, True, True, True, False, False]))
     parts.append("")

@@ -121,7 +121,7 @@ def test_index_market_and_board_show_one_number(demo: Path, tmp_path: Path) -> N
     code, out = cli("market", "--gpu", "H100 SXM", "--segment", "all", "-w", str(demo),
                     "-f", "csv")
     assert code == 0
-    assert float(next(csv.DictReader(io.StringIO(out)))["usd_per_gpu_hour"]) == index
+    assert float(next(csv.DictReader(io.StringIO(out)))["market_usd_per_gpu_hour"]) == index
     con = connect_read_only(demo)
     try:
         now = datetime.now(UTC)

@@ -19,6 +19,7 @@ from warehouse.semantic_market import stored_market
 __all__ = ["ON_DEMAND", "fixings_of", "market_view", "votes_of"]
 
 ON_DEMAND = "on_demand"
+MARKET = "market_usd_per_gpu_hour"  # the market price column (migration 010's naming rule)
 
 
 def _filtered(frame: pl.DataFrame, *, gpu_models: list[str] | None, kind: str | None,
@@ -64,30 +65,34 @@ def votes_of(con: duckdb.DuckDBPyConnection, day: date, gpu_models: list[str], *
 def market_view(con: duckdb.DuckDBPyConnection, day: date, *,
                 gpu_models: list[str] | None = None, segment: str | None = ALL,
                 now: datetime | None = None) -> tuple[pl.DataFrame, bool]:
-    """The market table of `day`: per GPU model and segment, `usd_per_gpu_hour` = the on-demand
-    index (NULL = no index, `withheld_reason` its reason), its band, panel and method, and the
-    day's offer statistics (the two-stage median `median_usd`, min, p25, p75, max, providers,
-    offers, dispersion). Second: is the index value published (else indicative)?"""
+    """The market table of `day`: per GPU model and segment, `market_usd_per_gpu_hour` = the
+    on-demand index (NULL = no index, `withheld_reason` its reason), its band
+    (`band_low/high_usd_per_gpu_hour`), panel and method, and the day's offer statistics
+    (the two-stage median `median_usd_per_gpu_hour`, min, p25, p75, max, providers, offers,
+    dispersion). Second: is the index value published (else indicative)?"""
     stats, _ = stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
     fixings, _, published = fixings_of(con, day, now=now, gpu_models=gpu_models,
                                        kind=ON_DEMAND, segment=segment, geo=ALL)
     index = fixings.filter(pl.col("term_months") == 0).select(
         "gpu_model", "segment", pl.col("value").alias("index_usd"),
-        pl.col("withheld_reason").alias("index_reason"), "band_low", "band_high", "panel",
+        pl.col("withheld_reason").alias("index_reason"),
+        pl.col("band_low").alias("band_low_usd_per_gpu_hour"),
+        pl.col("band_high").alias("band_high_usd_per_gpu_hour"), "panel",
         pl.col("fresh").alias("panel_fresh"), pl.col("carried").alias("panel_carried"),
         "method_version", "fixing_id")
-    joined = stats.drop("usd_per_gpu_hour", "withheld_reason").join(
+    joined = stats.drop(MARKET, "withheld_reason").join(
         index, on=["gpu_model", "segment"], how="full", coalesce=True)
     no_vote = "no index: no fresh print of it (every offer carried forward or left out)"
     view = joined.with_columns(
-        pl.col("index_usd").alias("usd_per_gpu_hour"),
+        pl.col("index_usd").alias(MARKET),
         pl.when(pl.col("fixing_id").is_null()).then(pl.lit(no_vote))
         .otherwise(pl.col("index_reason")).alias("withheld_reason"),
         pl.lit(day).alias("day"),
         pl.lit("published" if published else "indicative").alias("index_status"),
     ).drop("index_usd", "index_reason")
-    front = ["day", "gpu_model", "segment", "usd_per_gpu_hour", "band_low", "band_high",
-             "panel", "median_usd", "min_usd", "p25_usd", "p75_usd", "max_usd", "providers",
-             "offers"]
+    front = ["day", "gpu_model", "segment", MARKET, "band_low_usd_per_gpu_hour",
+             "band_high_usd_per_gpu_hour", "panel", "median_usd_per_gpu_hour",
+             "min_usd_per_gpu_hour", "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour",
+             "max_usd_per_gpu_hour", "providers", "offers"]
     view = view.select(*front, *[c for c in view.columns if c not in front])
     return view.sort("gpu_model", pl.col("segment") != ALL, "segment"), published
