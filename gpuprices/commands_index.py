@@ -22,7 +22,7 @@ from gpuprices.options import (
     the_day,
     writable_warehouse,
 )
-from gpuprices.output import Format, print_frame
+from gpuprices.output import Format, Section, print_frame, print_frames
 
 __all__ = ["register"]
 
@@ -100,15 +100,21 @@ def index(
         print_frame(term_curve(frame), fmt, title=f"term curve $/GPU-hour on {chosen}")
         return
     shown = fixings_table(frame) if fmt is Format.table else frame
-    print_frame(shown, fmt, title=f"GPU price index $/GPU-hour on {chosen}"
-                + ("" if published else " (indicative)"))
-    if votes and frame.height:
+    title = f"GPU price index $/GPU-hour on {chosen}" + ("" if published else " (indicative)")
+    if not votes and changed is None:
+        print_frame(shown, fmt, title=title)
+        return
+    sections: list[Section] = [("fixings", title, shown)]
+    if votes and fmt is not Format.table:
+        sections.append(("votes", "votes", vote_rows))
+    elif votes:
         for fixing_id in frame["fixing_id"].to_list():
             mine = vote_rows.filter(vote_rows["fixing_id"] == fixing_id)
-            print_frame(votes_table(mine) if fmt is Format.table else mine, fmt,
-                        title=f"votes of {fixing_id}")
+            sections.append((fixing_id, f"votes of {fixing_id}", votes_table(mine)))
     if changed is not None:
-        print_frame(changed, fmt, title=f"revision records of {chosen} (the fixings stand)")
+        sections.append(("revisions", f"revision records of {chosen} (the fixings stand)",
+                         changed))
+    print_frames(sections, fmt)
 
 
 @index_app.command("fix")
@@ -163,10 +169,10 @@ def impact(
         summary, changes = impact_report(con, proposed, gpu_models=models(gpu),
                                          since=since.date() if since else None,
                                          until=until.date() if until else None)
-    print_frame(summary, fmt, title=f"impact of parameters {proposed.version} "
-                f"({proposed.digest[:12]}) on the published history")
-    print_frame(changes.head(40) if fmt is Format.table else changes, fmt,
-                title="largest changes")
+    print_frames([("summary", f"impact of parameters {proposed.version} "
+                   f"({proposed.digest[:12]}) on the published history", summary),
+                  ("changes", "largest changes",
+                   changes.head(40) if fmt is Format.table else changes)], fmt)
 
 
 @index_app.command("backtest")
@@ -189,8 +195,9 @@ def backtest(
                                  since=since.date() if since else None,
                                  until=until.date() if until else None,
                                  with_simulation=simulate)
-    for title, frame in tables:
-        print_frame(frame, fmt, title=title)
+    keys = ["history", "history_disagreements", "held", "held_disagreements", "simulation"]
+    print_frames([(keys[i] if i < len(keys) else f"table_{i}", title, frame)
+                  for i, (title, frame) in enumerate(tables)], fmt)
 
 
 @reproduce_app.command("index")

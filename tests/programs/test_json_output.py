@@ -51,6 +51,8 @@ ARGS: dict[str, list[str]] = {
     "fit": [],
     "reparse": ["vastai"],
     "alerts list": [],
+    "index impact": ["--params", str(REPO / "warehouse" / "index" / "params.toml")],
+    "index backtest": ["--no-simulate"],
 }
 WRITES = {"refresh", "backfill examples", "backfill ecb", "backfill skypilot",
           "backfill opencomputeprices", "backfill wayback", "reparse"}
