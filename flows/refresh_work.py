@@ -43,6 +43,7 @@ from warehouse.append import (
     register_sources,
     start_run,
 )
+from warehouse.connection import cursor as cursor_of
 from warehouse.connection import open_warehouse
 from warehouse.ingest import Prepared, ScrapeOutcome, land, prepare, record_fetch_failure
 from warehouse.lock import refresh_lock
@@ -141,7 +142,7 @@ def _scrape(
                     error=f"parse error: {error}")
     # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
     # a payload already stored is not parsed at all (`land` checks again under the lock).
-    prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
+    prepared = None if capture_stored(cursor_of(con), source.name, raw.capture_id) \
         else _prepare_reading_rates(con, source, raw, run_id)
     with writing(con, write_lock) as cursor:
         return land(cursor, source, raw, prepared, run_id=run_id,
@@ -155,7 +156,7 @@ def writing(con: duckdb.DuckDBPyConnection,
     """One source's write: under the lock, on its own cursor, closed however the block ends
     (closing rolls back a transaction that anything, even a KeyboardInterrupt, cut short)."""
     with write_lock:
-        cursor = con.cursor()
+        cursor = cursor_of(con)
         try:
             yield cursor
         finally:
@@ -165,7 +166,7 @@ def writing(con: duckdb.DuckDBPyConnection,
 def _prepare_reading_rates(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
                            run_id: str) -> Prepared:
     """`prepare` on a cursor of its own, closed after: it only reads exchange rates."""
-    with closing(con.cursor()) as cursor:
+    with closing(cursor_of(con)) as cursor:
         return prepare(source, raw, run_id, cursor)
 
 

@@ -24,6 +24,8 @@ from reports.market import (
     market_at,
 )
 from reports.queries import table_exists
+from warehouse.dialect import for_lake, on_lake
+from warehouse.txn import retrying, write_transaction
 
 __all__ = ["ensure_market_tables", "read_market", "read_provider_prices", "rebuild_market",
            "store_market_day", "update_market", "update_market_after_refresh",
@@ -33,7 +35,8 @@ MARKET_SQL = Path(__file__).with_name("market.sql")
 
 
 def ensure_market_tables(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(MARKET_SQL.read_text(encoding="utf-8"))
+    sql = MARKET_SQL.read_text(encoding="utf-8")
+    con.execute(for_lake(sql) if on_lake(con) else sql)  # a lake: no index (dialect)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
@@ -49,23 +52,22 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> 
 def store_market_day(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | None = None,
                      config: MarketConfig | None = None,
                      segments: dict[str, str] | None = None) -> int:
-    """Recompute and replace one day's rows (as prices stood at the end of it). Rows written."""
+    """Recompute and replace one day's rows (as prices stood at the end of it). Rows written.
+    On a lake, computed again when another writer committed first (warehouse.txn)."""
     now = now or datetime.now(UTC)
-    providers, market = market_at(con, day_end(day, now), config, segments)
-    counts = {c: pl.Int32 for c in ("providers", "offers", "offerings", "carried_days")}
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for table in ("market_price", "market_provider_price"):
-            con.execute(f"DELETE FROM {table} WHERE day = $d", {"d": day})
-        _insert(con, "market_price", market.with_columns(pl.lit(now).alias("computed_at"))
-                .cast({k: v for k, v in counts.items() if k in market.columns}))
-        _insert(con, "market_provider_price", providers.cast(
-            {k: v for k, v in counts.items() if k in providers.columns}))
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    return market.height
+
+    def store() -> int:
+        providers, market = market_at(con, day_end(day, now), config, segments)
+        counts = {c: pl.Int32 for c in ("providers", "offers", "offerings", "carried_days")}
+        with write_transaction(con):
+            for table in ("market_price", "market_provider_price"):
+                con.execute(f"DELETE FROM {table} WHERE day = $d", {"d": day})
+            _insert(con, "market_price", market.with_columns(pl.lit(now).alias("computed_at"))
+                    .cast({k: v for k, v in counts.items() if k in market.columns}))
+            _insert(con, "market_provider_price", providers.cast(
+                {k: v for k, v in counts.items() if k in providers.columns}))
+        return market.height
+    return retrying(store, what=f"market prices of {day}")
 
 
 def _observed_days(con: duckdb.DuckDBPyConnection, now: datetime) -> tuple[date, date] | None:

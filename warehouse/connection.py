@@ -27,6 +27,7 @@ import duckdb
 from contract.files import link_target
 from warehouse import snapshot
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
+from warehouse.lake import LAKE_ALIAS, is_lake_url, lake_target, open_lake, open_lake_writer, redact
 from warehouse.lock import busy_message, writer_lock
 from warehouse.sandbox import QueryLimits
 from warehouse.schema import (
@@ -40,12 +41,13 @@ from warehouse.schema import (
     require_latest,
     schema_version,
 )
+from warehouse.txn import write_transaction
 
 __all__ = [
     "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
     "VIEWS_SQL", "WarehouseBusy", "WarehouseError", "WarehouseOutdated", "WarehouseRefused",
-    "check_warehouse_file", "connect", "connect_read_only", "migrate", "migrations",
-    "open_warehouse", "read_source", "refresh_views", "schema_version",
+    "check_warehouse_file", "connect", "connect_read_only", "cursor", "migrate", "migrations",
+    "open_warehouse", "read_source", "refresh_views", "schema_version", "sync_reference",
 ]
 
 log = logging.getLogger("gpuprices.warehouse")
@@ -116,14 +118,13 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     `wait_s` > 0 waits that long for another writer to finish before giving up; readers that
     opened the file itself (not a snapshot) are waited for up to READER_WAIT_S.
     """
-    if str(path).startswith("ducklake:"):
-        raise WarehouseError(f"{path} is a DuckLake: it is read here, written by "
-                             "`gpuprices publish` from a DuckDB warehouse file")
+    if is_lake_url(path):  # many writers at once: warehouse.lake, warehouse.txn
+        return open_lake_writer(str(path))
     if _is_memory(path):
         con = duckdb.connect(":memory:", config=dict(NO_FILES))
         migrate(con)
         refresh_views(con)
-        _sync_catalog(con)
+        sync_reference(con)
         return con
     target = _file(path)
     try:
@@ -155,7 +156,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         check_objects(con)  # before anything reads the file's objects
         applied = migrate(con)
         refresh_views(con)
-        _sync_catalog(con)
+        sync_reference(con)
         if applied and applied != [v for v, _ in migrations()]:  # an existing file upgraded
             from warehouse.summaries import rebuild_committed
 
@@ -183,7 +184,10 @@ def check_warehouse_file(path: str | Path) -> None:
     """WarehouseError now, before any work, when `path` exists but is not a DuckDB file (a
     directory, a FIFO, another kind of file). A missing or empty file is fine: it will be
     created. Reads the first bytes only: never waits for, nor blocks, another process."""
-    if _is_memory(path) or str(path).startswith("ducklake:"):
+    if is_lake_url(path):
+        lake_target(str(path))  # MotherDuck, an unknown catalog, S3 without keys: one line
+        return
+    if _is_memory(path):
         return
     target = _file(path)
     try:
@@ -243,10 +247,13 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     threads; the timeout is warehouse.sandbox.run's). A DuckLake reads its own data files, so
     there only extensions and settings are locked.
     """
-    if str(path).startswith("ducklake:"):  # a DuckLake published by `gpuprices publish`
-        from warehouse.lake import open_lake
-
+    if is_lake_url(path):  # a lake warehouse, or one published by `gpuprices publish`
         con = open_lake(str(path))
+        try:
+            require_latest(con, redact(str(path)))
+        except BaseException:
+            con.close()
+            raise
         if sandboxed:
             for name in ("autoinstall_known_extensions", "autoload_known_extensions",
                          "lock_configuration"):
@@ -264,6 +271,9 @@ def read_source(path: str | Path) -> Path:
     """The file a reader of the warehouse at `path` opens now (checked like
     `connect_read_only`): the newest read snapshot when it holds what the warehouse holds,
     or while a writer has the file; else the warehouse file itself."""
+    if is_lake_url(path):
+        raise WarehouseError(f"{redact(str(path))} is a lake already: readers open it directly "
+                             "(-w), there is nothing to publish")
     con, source = _open_checked(path, dict(NO_FILES))
     con.close()
     return source
@@ -296,7 +306,7 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
         finally:
             con.close()
         return
-    if _is_memory(path):
+    if _is_memory(path) or is_lake_url(path):  # a lake: no file lock, no read snapshot
         con = connect(path)
         try:
             yield con
@@ -326,6 +336,17 @@ def _publish(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         log.warning("no new read snapshot of %s: %s", path, str(exc).splitlines()[0])
 
 
+def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A cursor of `con` (for another thread) that reads and writes the same warehouse: a new
+    cursor starts in DuckDB's default database, so on a lake it is pointed at the lake."""
+    new = con.cursor()
+    found = new.execute("SELECT count(*) FROM system.main.duckdb_databases() "
+                        "WHERE database_name = ? AND type = 'ducklake'", [LAKE_ALIAS]).fetchone()
+    if found and found[0]:
+        new.execute(f"USE {LAKE_ALIAS}")
+    return new
+
+
 def _reference_fingerprint() -> str:
     """A hash of everything gpu_catalog, plan and gpu_ownership are made from: the shipped
     files and the code that reads them (a change to either means a new sync)."""
@@ -350,7 +371,7 @@ def _reference_rows_hash(con: duckdb.DuckDBPyConnection) -> str:
     return str(row[0]) if row else ""
 
 
-def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
+def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
     """Keep gpu_catalog, plan and gpu_ownership equal to the files shipped with this code.
 
     gpu_catalog's table comment keeps the fingerprint of those files and a hash of the three
@@ -374,8 +395,7 @@ def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
         "plan": load_plans().with_columns(static),
         "gpu_ownership": load_ownership().with_columns(static),
     }
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with write_transaction(con):
         for table, frame in tables.items():
             con.execute(f"DELETE FROM {table}")
             con.register("_reference", frame.to_arrow())
@@ -383,7 +403,3 @@ def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
             con.unregister("_reference")
         con.execute(f"COMMENT ON TABLE gpu_catalog IS "
                     f"'{fingerprint} {_reference_rows_hash(con)}'")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
