@@ -273,16 +273,18 @@ class RefreshResult:
 
 def refresh_now(sources: list[str] | None = None, offline: bool = False,
                 warehouse: str | None = None, run_id: str | None = None,
-                runner: Runner | None = None) -> RefreshResult:
+                runner: Runner | None = None, wait_s: float = 0.0) -> RefreshResult:
     """The refresh itself, as a plain function: scrape, land, then check the alert rules.
 
     The `refresh` flow runs exactly this (with a run record in Prefect); the CLI calls it
     directly when no Prefect API is configured, so it answers without starting one.
+    `wait_s`: how long to wait for another writer of a DuckDB file (a lake needs no wait:
+    its writers take turns at each commit).
     """
     settings = load_settings(warehouse=warehouse, secret_names=secret_names())
     run_id = run_id or f"refresh-{uuid.uuid4().hex}"
     outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id,
-                           runner=runner)
+                           runner=runner, lock_wait_s=wait_s)
     result = RefreshResult(run_id, settings.warehouse, outcomes)
     progress_log.info("refresh %s: %s; %d rows stored", run_id, result.message,
                       sum(o.rows_stored for o in outcomes))

@@ -14,7 +14,14 @@ from typing import Annotated
 import typer
 
 from contract.settings import load_settings
-from gpuprices.options import FormatOpt, WarehouseOpt, fail, prepare_prefect, read_warehouse
+from gpuprices.options import (
+    FormatOpt,
+    WarehouseOpt,
+    fail,
+    in_range,
+    prepare_prefect,
+    read_warehouse,
+)
 from gpuprices.output import Format, print_frame
 
 
@@ -148,6 +155,38 @@ def publish(
                + (f"; recreated {', '.join(result.recreated)}" if result.recreated else ""))
 
 
+def upkeep(
+    lake: Annotated[str | None, typer.Option(help="the lake (default: --warehouse when it is "
+                                             "a lake, else $GPUPRICES_LAKE)")] = None,
+    keep_hours: Annotated[float, typer.Option(help="keep snapshots this recent (time travel "
+                                              "reaches back that far)",
+                                              callback=in_range(0, 24 * 365))] = 168.0,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Bound a DuckLake's growth: merge small files, expire old snapshots, delete the files
+    no snapshot needs (the `lake-upkeep` deployment runs it hourly)."""
+    import os
+    from datetime import timedelta
+
+    from warehouse.connection import WarehouseError
+    from warehouse.dialect import is_lake_url
+    from warehouse.lake import lake_settings, redact, upkeep_lake
+
+    settings = load_settings(warehouse=warehouse)
+    configured = lake_settings(os.environ)
+    url = lake or (str(settings.warehouse) if is_lake_url(settings.warehouse) else None) \
+        or (configured[0] if configured else None)
+    if not url:
+        raise fail("no lake: pass --lake, a -w ducklake:... warehouse, or set GPUPRICES_LAKE", 2)
+    try:
+        result = upkeep_lake(url, keep=timedelta(hours=keep_hours))
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"{redact(url)}: snapshots {result.snapshots_before} -> "
+               f"{result.snapshots_after}, data files {result.files_before} -> "
+               f"{result.files_after} ({result.files_deleted} deleted)")
+
+
 alerts_app = typer.Typer(help="Price alert rules ($GPUPRICES_ALERTS or ./alerts.toml).",
                          no_args_is_help=True)
 
@@ -196,6 +235,6 @@ def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -
 
 
 def register(app: typer.Typer) -> None:
-    for command in (serve, reparse, export, publish):
+    for command in (serve, reparse, export, publish, upkeep):
         app.command()(command)
     app.add_typer(alerts_app, name="alerts")

@@ -38,12 +38,12 @@ from warehouse.txn import ensure_token, retrying, write_transaction
 
 __all__ = ["LAKE_ALIAS", "LakeTarget", "PublishResult", "UpkeepResult", "attach_lake",
            "default_data_path", "is_lake_url", "lake_settings", "lake_target", "load_ducklake",
-           "open_lake", "open_lake_writer", "publish", "redact", "upkeep"]
+           "open_lake", "open_lake_writer", "publish", "redact", "upkeep", "upkeep_lake"]
 
 LAKE_ALIAS = "lake"
 BY_CAPTURE = ("observation", "quarantine")  # large: copied per changed capture
 _SCHEMES = "ducklake:postgres:<libpq settings>, ducklake:sqlite:<file> or ducklake:<file>"
-_PASSWORD = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.I)
+_PASSWORD = re.compile(r"""(password\s*=\s*)('[^']*'|[^\s"']+)""", re.I)
 _URI_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
 
 
@@ -408,3 +408,16 @@ def upkeep(con: duckdb.DuckDBPyConnection, *, keep: timedelta = timedelta(days=7
     after_snapshots, after_files = _lake_counts(con)
     return UpkeepResult(snapshots, after_snapshots, files, after_files,
                         int(deleted[0]) if deleted else 0)
+
+
+def upkeep_lake(url: str, *, keep: timedelta = timedelta(days=7)) -> UpkeepResult:
+    """`upkeep` on the lake at `url` (a lake warehouse or a published copy), retried when a
+    writer's commit comes first."""
+    con = _lake_connection(url, None, read_only=False)
+    try:
+        return retrying(lambda: upkeep(con, keep=keep), what=f"upkeep of {redact(url)}")
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot keep up the lake {redact(url)}: "
+                             f"{redact(str(exc).splitlines()[0])}") from None
+    finally:
+        con.close()
