@@ -136,7 +136,7 @@ def publish(
     import os
 
     from warehouse.connection import WarehouseError, read_source
-    from warehouse.lake import lake_settings
+    from warehouse.lake import lake_settings, lake_target, redact
     from warehouse.lake import publish as publish_lake
 
     configured = lake_settings(os.environ)
@@ -146,11 +146,12 @@ def publish(
     data = data_path or (configured[1] if configured else None)
     settings = load_settings(warehouse=warehouse)
     try:
+        lake_target(url, data)  # a bad lake URL or data path is said before anything is read
         # the read snapshot (checked, current schema): publishing never holds up a refresh
         result = publish_lake(read_source(settings.warehouse), url, data)
     except (WarehouseError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from None
-    typer.echo(f"published to {url}: {result.tables.get('observation', 0)} observations "
+    typer.echo(f"published to {redact(url)}: {result.tables.get('observation', 0)} observations "
                f"({result.captures_copied} captures copied), {len(result.tables)} tables"
                + (f"; recreated {', '.join(result.recreated)}" if result.recreated else ""))
 
