@@ -27,7 +27,16 @@ import duckdb
 from contract.files import link_target
 from warehouse import snapshot
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
-from warehouse.lake import LAKE_ALIAS, is_lake_url, lake_target, open_lake, open_lake_writer, redact
+from warehouse.lake import (
+    LAKE_ALIAS,
+    ensure_token_table,
+    is_lake_url,
+    lake_connection,
+    lake_target,
+    open_lake,
+    redact,
+    views_fingerprint,
+)
 from warehouse.lock import busy_message, writer_lock
 from warehouse.sandbox import QueryLimits
 from warehouse.schema import (
@@ -41,7 +50,7 @@ from warehouse.schema import (
     require_latest,
     schema_version,
 )
-from warehouse.txn import write_transaction
+from warehouse.txn import TOKEN_TABLE, retrying, write_transaction
 
 __all__ = [
     "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
@@ -345,6 +354,51 @@ def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     if found and found[0]:
         new.execute(f"USE {LAKE_ALIAS}")
     return new
+
+
+def open_lake_writer(url: str) -> duckdb.DuckDBPyConnection:
+    """A connection that writes the warehouse in the lake at `url` (created when new)."""
+    con = lake_connection(url, None, read_only=False)
+    try:
+        _prepare_lake(con, redact(url))
+    except duckdb.Error as exc:
+        con.close()
+        raise WarehouseError(f"cannot write the lake {redact(url)}: "
+                             f"{redact(str(exc).splitlines()[0])}") from None
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _prepare_lake(con: duckdb.DuckDBPyConnection, shown: str) -> None:
+    """Migrate (keys dropped: warehouse.dialect), write token, views and reference tables,
+    each only when not done yet, so opening an up-to-date lake writes nothing (no snapshot,
+    no file). Several workers may open a new lake at once: each step is retried on conflict."""
+    def schema() -> None:
+        ensure_token_table(con)  # first: every write transaction on a lake updates it
+        check_objects(con)
+        migrate(con, lake=True)
+
+    tables = {str(r[0]) for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+    ).fetchall()}
+    if "schema_version" in tables and TOKEN_TABLE not in tables:
+        raise WarehouseError(f"{shown} is a copy published from a DuckDB warehouse (gpuprices "
+                             "publish): write to that file, or make a lake warehouse in an "
+                             "empty catalog")
+    retrying(schema, what=f"migrating {shown}")
+    fingerprint = views_fingerprint()
+    stored = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = "
+                         "'schema_version' AND database_name = current_database()").fetchone()
+    if not stored or stored[0] != fingerprint:
+        def views() -> None:
+            with write_transaction(con):
+                refresh_views(con)
+                con.execute("COMMENT ON TABLE schema_version IS "
+                            f"'{fingerprint.replace(chr(39), chr(39) * 2)}'")
+        retrying(views, what=f"views of {shown}")
+    retrying(lambda: sync_reference(con), what=f"reference tables of {shown}")
 
 
 def _reference_fingerprint() -> str:

@@ -11,7 +11,7 @@ A lake URL names the catalog (the metadata), and a data path the Parquet files:
 MotherDuck (`md:`) is refused: it needs its network service and a token, and cannot be
 tested here.
 
-Used two ways. As the warehouse itself (`--warehouse ducklake:...`, `open_lake_writer`): the
+Used two ways. As the warehouse itself (`--warehouse ducklake:...`, connection.connect): the
 same schema (warehouse.dialect drops the keys DuckLake lacks), every write serial through
 warehouse.txn, so several Prefect workers refresh sources into one lake. Or as a published
 copy of a DuckDB file (`publish`), for readers past one machine. `upkeep` expires old
@@ -34,11 +34,28 @@ from warehouse.dialect import is_lake_url
 from warehouse.errors import WarehouseBusy, WarehouseError
 from warehouse.extensions import LAKE_CONFIG, load_extension, s3_secret
 from warehouse.schema import refresh_views
-from warehouse.txn import ensure_token, retrying, write_transaction
+from warehouse.txn import ensure_token, retrying
 
-__all__ = ["LAKE_ALIAS", "LakeTarget", "PublishResult", "UpkeepResult", "attach_lake",
-           "default_data_path", "is_lake_url", "lake_settings", "lake_target", "load_ducklake",
-           "open_lake", "open_lake_writer", "publish", "redact", "upkeep", "upkeep_lake"]
+__all__ = [
+    "LAKE_ALIAS",
+    "LakeTarget",
+    "PublishResult",
+    "UpkeepResult",
+    "attach_lake",
+    "default_data_path",
+    "ensure_token_table",
+    "is_lake_url",
+    "lake_connection",
+    "lake_settings",
+    "lake_target",
+    "load_ducklake",
+    "open_lake",
+    "publish",
+    "redact",
+    "upkeep",
+    "upkeep_lake",
+    "views_fingerprint",
+]
 
 LAKE_ALIAS = "lake"
 BY_CAPTURE = ("observation", "quarantine")  # large: copied per changed capture
@@ -171,7 +188,7 @@ def attach_lake(con: duckdb.DuckDBPyConnection, url: str, data_path: str | None 
     return target
 
 
-def _lake_connection(url: str, data_path: str | None, *, read_only: bool,
+def lake_connection(url: str, data_path: str | None, *, read_only: bool,
                      env: Mapping[str, str] | None = None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config=dict(LAKE_CONFIG))
     try:
@@ -185,10 +202,10 @@ def _lake_connection(url: str, data_path: str | None, *, read_only: bool,
 
 def open_lake(url: str, data_path: str | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only connection to a lake, with the lake as the default database."""
-    return _lake_connection(url, data_path, read_only=True)
+    return lake_connection(url, data_path, read_only=True)
 
 
-def _views_fingerprint() -> str:
+def views_fingerprint() -> str:
     import hashlib
 
     from contract import STALE_AFTER_H
@@ -198,40 +215,7 @@ def _views_fingerprint() -> str:
     return f"views {digest.hexdigest()[:16]}"
 
 
-def _prepare_writer(con: duckdb.DuckDBPyConnection, shown: str) -> None:
-    """Migrate (keys dropped), write token, views and reference tables: each only when not
-    done yet, so opening an up-to-date lake writes nothing (no snapshot, no file)."""
-    from warehouse.connection import sync_reference
-    from warehouse.schema import check_objects, migrate
-
-    def schema() -> None:
-        _ensure_token_table(con)  # first: every write transaction on a lake updates it
-        check_objects(con)
-        migrate(con, lake=True)
-
-    tables = set(_tables(con, LAKE_ALIAS))
-    if "schema_version" in tables and "write_token" not in tables:
-        raise WarehouseError(f"{shown} is a copy published from a DuckDB warehouse (gpuprices "
-                             "publish): write to that file, or make a lake warehouse in an "
-                             "empty catalog")
-    try:
-        retrying(schema, what=f"migrating {shown}")
-        fingerprint = _views_fingerprint()
-        stored = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = "
-                             "'schema_version' AND database_name = current_database()").fetchone()
-        if not stored or stored[0] != fingerprint:
-            def views() -> None:
-                with write_transaction(con):
-                    refresh_views(con)
-                    con.execute(f"COMMENT ON TABLE schema_version IS {_quote(fingerprint)}")
-            retrying(views, what=f"views of {shown}")
-        retrying(lambda: sync_reference(con), what=f"reference tables of {shown}")
-    except duckdb.Error as exc:
-        raise WarehouseError(f"cannot prepare the lake {shown}: "
-                             f"{redact(str(exc).splitlines()[0])}") from None
-
-
-def _ensure_token_table(con: duckdb.DuckDBPyConnection) -> None:
+def ensure_token_table(con: duckdb.DuckDBPyConnection) -> None:
     """Create the write token (warehouse.txn) in its own transaction when the lake has none."""
     from warehouse.txn import TOKEN_TABLE
 
@@ -247,22 +231,6 @@ def _ensure_token_table(con: duckdb.DuckDBPyConnection) -> None:
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
         raise
-
-
-def open_lake_writer(url: str, data_path: str | None = None, *,
-                     env: Mapping[str, str] | None = None) -> duckdb.DuckDBPyConnection:
-    """A connection that writes the warehouse in the lake at `url` (created when new)."""
-    con = _lake_connection(url, data_path, read_only=False, env=env)
-    try:
-        _prepare_writer(con, redact(url))
-    except duckdb.Error as exc:
-        con.close()
-        raise WarehouseError(f"cannot write the lake {redact(url)}: "
-                             f"{redact(str(exc).splitlines()[0])}") from None
-    except BaseException:
-        con.close()
-        raise
-    return con
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +324,7 @@ def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> Pu
                             f"SELECT * FROM wh.main.{name}")
                 replaced.append(table)
         con.execute(f"USE {LAKE_ALIAS}")
-        fingerprint = _views_fingerprint()
+        fingerprint = views_fingerprint()
         stored = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = "
                              "'schema_version' AND database_name = ?", [LAKE_ALIAS]).fetchone()
         if recreated or not stored or stored[0] != fingerprint:
@@ -413,7 +381,7 @@ def upkeep(con: duckdb.DuckDBPyConnection, *, keep: timedelta = timedelta(days=7
 def upkeep_lake(url: str, *, keep: timedelta = timedelta(days=7)) -> UpkeepResult:
     """`upkeep` on the lake at `url` (a lake warehouse or a published copy), retried when a
     writer's commit comes first."""
-    con = _lake_connection(url, None, read_only=False)
+    con = lake_connection(url, None, read_only=False)
     try:
         return retrying(lambda: upkeep(con, keep=keep), what=f"upkeep of {redact(url)}")
     except duckdb.Error as exc:
