@@ -348,15 +348,16 @@ def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> Pu
 class UpkeepResult:
     snapshots_before: int
     snapshots_after: int
-    files_before: int
+    files_before: int  # data and delete files the catalog lists
     files_after: int
     files_deleted: int
 
 
 def _lake_counts(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     snapshots = con.execute(f"SELECT count(*) FROM {LAKE_ALIAS}.snapshots()").fetchone()
-    files = con.execute(
-        f"SELECT count(*) FROM __ducklake_metadata_{LAKE_ALIAS}.ducklake_data_file").fetchone()
+    meta = f"__ducklake_metadata_{LAKE_ALIAS}"
+    files = con.execute(f"SELECT (SELECT count(*) FROM {meta}.ducklake_data_file) + "
+                        f"(SELECT count(*) FROM {meta}.ducklake_delete_file)").fetchone()
     return (int(snapshots[0]) if snapshots else 0, int(files[0]) if files else 0)
 
 
