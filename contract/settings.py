@@ -112,7 +112,7 @@ class Settings:
             return self.archive_dir
         if str(self.warehouse).startswith(("ducklake:", "md:")):
             raise SettingsError("a lake warehouse needs GPUPRICES_ARCHIVE: the raw captures' "
-                                "folder every worker shares (or s3://bucket/prefix/)")
+                                "folder every worker shares, or s3://bucket/prefix")
         return link_target(self.warehouse).parent / "raw"
 
     @property

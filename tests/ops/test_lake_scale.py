@@ -289,3 +289,21 @@ def test_every_misconfiguration_is_one_line_and_exit_1(
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_raw_archive_on_s3_is_written_and_read_back(
+        lake: tuple[str, str], s3: MotoServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, bucket = lake
+    monkeypatch.setenv("GPUPRICES_ARCHIVE", f"s3://{bucket}/raw")
+    assert all(o.ok for o in refresh_now(SOURCES[:2], True, url).outcomes)
+    archived = [key for key, size in s3.objects(bucket) if key.startswith("raw/") and size]
+    con = connect_read_only(url)
+    try:
+        paths = {f"raw/{p}" for (p,) in rows(con, "SELECT archive_path FROM raw_capture "
+                                                  "WHERE source IN ('lambda', 'vastai')")}
+    finally:
+        con.close()
+    assert paths and paths <= set(archived)
+    shown = CliRunner().invoke(app, ["reparse", "-w", url, "-f", "csv"])
+    assert shown.exit_code == 0, shown.output
+    assert "reparsed" in shown.output and "archive file missing" not in shown.output
