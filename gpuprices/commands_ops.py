@@ -56,8 +56,10 @@ def serve(
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
     prepare_prefect(settings.warehouse)
     from flows.serve import serve as serve_flows
+    from warehouse.dialect import is_lake_url
 
-    serve_flows(refresh_cron, report_cron, str(settings.warehouse.resolve()), offline=offline)
+    where = settings.warehouse if is_lake_url(settings.warehouse) else settings.warehouse.resolve()
+    serve_flows(refresh_cron, report_cron, str(where), offline=offline)
 
 
 def reparse(
