@@ -33,7 +33,7 @@ from warehouse.dialect import on_lake
 from warehouse.errors import WarehouseError
 
 __all__ = [
-    "CONFLICT_ATTEMPTS",
+    "CONFLICT_PATIENCE_S",
     "TOKEN_TABLE",
     "LakeConflict",
     "conflicts_seen",
@@ -46,7 +46,7 @@ log = logging.getLogger("gpuprices.warehouse")
 T = TypeVar("T")
 
 TOKEN_TABLE = "write_token"
-CONFLICT_ATTEMPTS = 30  # with the backoff below: ~40 s of waiting at most
+CONFLICT_PATIENCE_S = 900.0  # a writer gives up after losing for this long
 _CONFLICT_WORDS = ("transaction conflict", "conflict on tuple", "failed to commit ducklake")
 _seen = [0]
 _seen_guard = threading.Lock()
@@ -104,10 +104,15 @@ def write_transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def retrying(work: Callable[[], T], *, what: str = "write",
-             attempts: int = CONFLICT_ATTEMPTS) -> T:
+             patience_s: float = CONFLICT_PATIENCE_S) -> T:
     """Run `work` (a whole unit: its reads and its write transaction) until it commits without
-    a conflict; LakeConflict after `attempts`. Backoff with jitter, from 50 ms to 2 s."""
-    for attempt in range(1, attempts + 1):
+    a conflict; LakeConflict when other writers kept committing first for `patience_s`.
+    Backoff with jitter from 50 ms up to 3 s: a writer that keeps losing waits longer, so
+    the others finish and it gets its turn."""
+    deadline = time.monotonic() + patience_s
+    attempt = 0
+    while True:
+        attempt += 1
         try:
             return work()
         except (LakeConflict, duckdb.Error) as exc:
@@ -115,11 +120,10 @@ def retrying(work: Callable[[], T], *, what: str = "write",
                 raise
             with _seen_guard:
                 _seen[0] += 1
-            if attempt == attempts:
-                raise LakeConflict(f"{what}: another writer kept committing first "
-                                   f"({attempts} attempts): {exc}") from None
-            wait = min(2.0, 0.05 * 1.5 ** attempt) * (0.5 + random.random())
+            if time.monotonic() >= deadline:
+                raise LakeConflict(f"{what}: other writers kept committing first "
+                                   f"({attempt} attempts in {patience_s:g} s): {exc}") from None
+            wait = min(3.0, 0.05 * 1.5 ** attempt) * (0.5 + random.random())
             log.info("%s: another writer committed first; running it again in %.2f s "
                      "(attempt %d)", what, wait, attempt + 1)
             time.sleep(wait)
-    raise AssertionError("unreachable")
