@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=("small", "full"), default="full")
     for name in ("sources", "workers", "cycles", "batch"):
         parser.add_argument(f"--{name}", type=int, default=None)
+    parser.add_argument("--upkeep-every", type=int, default=4,
+                        help="cycles between two upkeeps (4: hourly, as lake-upkeep runs)")
     args = parser.parse_args(argv)
     size = {k: getattr(args, k) or v for k, v in SIZES[args.size].items()}
     sys.path.insert(0, str(REPO))
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         with postgres_server() as pg, moto_server() as s3:
-            return _run(size, folder, base, pg, s3)
+            return _run(size, folder, base, pg, s3, args.upkeep_every)
     except ServerUnavailable as exc:
         print(f"   skipped: {exc}")
         return 0
@@ -191,7 +193,12 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any) -> int:
+def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any,
+         upkeep_every: int) -> int:
+    from datetime import timedelta
+
+    from warehouse.lake import upkeep_lake
+
     bucket = s3.create_bucket()
     os.environ.update({**s3.env(), "GPUPRICES_ARCHIVE": str(folder / "raw"),
                        "GPUPRICES_LAKE_DATA_PATH": f"s3://{bucket}/lake/",
@@ -211,6 +218,7 @@ def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any) -> int
     batches = [names[i:i + size["batch"]] for i in range(0, len(names), size["batch"])]
     runs: list[dict[str, Any]] = []
     cycle_s: list[float] = []
+    upkeeps: list[str] = []
     load_before = os.getloadavg()
     start = time.monotonic()
     for cycle in range(size["cycles"]):
@@ -222,6 +230,13 @@ def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any) -> int
             runs.append(_next_result(results, procs))
         cycle_s.append(time.monotonic() - tick)
         print(f"   cycle {cycle + 1}/{size['cycles']}: {cycle_s[-1]:.1f} s", flush=True)
+        if upkeep_every and (cycle + 1) % upkeep_every == 0 and cycle + 1 < size["cycles"]:
+            # the hourly lake-upkeep, between two cycles
+            kept, took = upkeep_lake(url, keep=timedelta(minutes=5)), time.monotonic() - tick
+            upkeeps.append(f"after cycle {cycle + 1}: snapshots {kept.snapshots_before} -> "
+                           f"{kept.snapshots_after}, files {kept.files_before} -> "
+                           f"{kept.files_after} ({took - cycle_s[-1]:.1f} s)")
+            print(f"   upkeep {upkeeps[-1]}", flush=True)
     wall = time.monotonic() - start
     load_after = os.getloadavg()
     for _ in procs:
@@ -240,10 +255,8 @@ def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any) -> int
     p95 = batch_times[int(0.95 * (len(batch_times) - 1))]
     catalog = _catalog_bytes(pg, url.split("dbname=")[1].split()[0])
     bucket_bytes = sum(n for _, n in s3.objects(bucket))
-    from warehouse.lake import upkeep_lake
-
     kept = upkeep_lake(url)  # keep 7 days: nothing expires in a compressed day
-    swept = upkeep_lake(url, keep=__import__("datetime").timedelta(0))
+    swept = upkeep_lake(url, keep=timedelta(0))
     print(f"   machine load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}")
     print(f"   wall {wall:.0f} s for {size['cycles']} cycles (median cycle "
           f"{statistics.median(cycle_s):.1f} s); simulated day = {size['cycles'] / 4:.1f} h")

@@ -189,7 +189,8 @@ def attach_lake(con: duckdb.DuckDBPyConnection, url: str, data_path: str | None 
 
 
 def lake_connection(url: str, data_path: str | None, *, read_only: bool,
-                     env: Mapping[str, str] | None = None) -> duckdb.DuckDBPyConnection:
+                    env: Mapping[str, str] | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the lake attached as LAKE_ALIAS and used by default."""
     con = duckdb.connect(":memory:", config=dict(LAKE_CONFIG))
     try:
         attach_lake(con, url, data_path, read_only=read_only, env=env)
