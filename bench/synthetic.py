@@ -119,7 +119,10 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
     for first in range(0, days, chunk_days):
         last = min(first + chunk_days, days)
         con.execute(f"""
-            INSERT INTO observation
+            INSERT INTO observation (observed_at, run_id, capture_id, source, source_url,
+                provider, offering, gpu_name, gpu_count, gpu_memory_gb, vcpus, ram_gb, region,
+                pricing, price_usd_per_hour, billing_increment_s, available, gpu_only,
+                monthly_fee_usd, gpu_model, price_usd_per_gpu_hour)
             WITH pairs AS (
                 SELECT c.observed_at, c.run_id, c.capture_id, c.day, o.*,
                        (c.day + o.phase) // o.period_days AS epoch
@@ -136,8 +139,7 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
             SELECT observed_at, run_id, capture_id, source, 'https://example.test/' || source,
                    provider, offering, gpu_model, gpu_count, memory_gb, 8 * gpu_count,
                    64 * gpu_count, region, pricing, per_gpu * gpu_count, 1, true, gpu_only,
-                   NULL, gpu_model, per_gpu,
-                   NULL, NULL, NULL, NULL, NULL  -- term_months .. gpus_available (006)
+                   NULL, gpu_model, per_gpu
             FROM priced
             ORDER BY observed_at, oid
         """)

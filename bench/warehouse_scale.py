@@ -54,22 +54,22 @@ def questions(days: int, offering: str) -> list[Question]:
     report_dir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-report-"))
 
     def report(con: duckdb.DuckDBPyConnection) -> int:
-        from reports.weekly import build_report
+        from reports.weekly.report import build_report
 
         return len(build_report(con, as_of=end + timedelta(hours=6), chart_dir=report_dir)
                    .markdown)
 
     def report_queries(con: duckdb.DuckDBPyConnection) -> int:
         from reports.charts import series_models
-        from reports.queries import current_prices_at, daily_cheapest_history, source_freshness
+        from warehouse.semantic import Prices
+        from warehouse.semantic_daily import cheapest_history
 
         when = end + timedelta(hours=6)
         models = [m for group in series_models().values() for m in group]
-        week_ago = when - timedelta(days=7)
-        return (current_prices_at(con, when).height + current_prices_at(con, week_ago).height
-                + source_freshness(con, when).height
-                + daily_cheapest_history(con, models, since=when.date() - timedelta(days=90),
-                                         until=when.date()).height)
+        now, week_ago = Prices(con, when), Prices(con, when - timedelta(days=7))
+        return (now.offers().height + week_ago.offers().height + now.freshness().height
+                + cheapest_history(con, models, since=when.date() - timedelta(days=90),
+                                   until=when.date(), per_model=True, now=when).height)
 
     return [
         Question(

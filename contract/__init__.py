@@ -14,12 +14,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # polars is imported on first use: settings and the CLI do not need it
     import polars as pl
 
 __all__ = [
+    "CONFIRMING",
+    "DEFAULT_PRICING",
     "GLOBAL_REGION",
     "PARSED_SCHEMA",
     "PRICING",
@@ -29,6 +32,7 @@ __all__ = [
     "ParseError",
     "Parsed",
     "RawCapture",
+    "RunStatus",
     "Skips",
     "SourceKind",
     "SourceSkipped",
@@ -92,6 +96,28 @@ PRICING: dict[str, str] = {
     "flex": "queued capacity that starts when available (GCP DWS Flex-start): not on demand",
     "dynamic": "a price the provider changes daily with demand (DataCrunch dynamic pricing)",
 }
+
+
+# What an X-hour costs, by default, in every command, the report, the board, alerts and the
+# market price: pay as you go, not interruptible. One flag (`--pricing`, repeatable) changes it.
+DEFAULT_PRICING: tuple[str, ...] = ("on_demand", "community", "serverless")
+
+
+class RunStatus(StrEnum):
+    """What one run did for one source (scrape_run.status)."""
+
+    SUCCESS = "success"      # stored a new capture's rows
+    UNCHANGED = "unchanged"  # fetched a capture stored before: re-confirms its prices
+    FAILED = "failed"        # fetch or parse failed; earlier prices stay current
+    REJECTED = "rejected"    # parsed, but the batch failed a guard (empty, shrunk, layout)
+    SKIPPED = "skipped"      # could not run in this configuration (e.g. no API key)
+    REPARSED = "reparsed"    # a stored capture's rows were re-parsed in place
+    REPARSE_FAILED = "reparse_failed"      # a re-parse failed: the old rows are kept
+    REPARSE_REJECTED = "reparse_rejected"  # a re-parse failed a guard: the old rows are kept
+
+
+# Statuses of runs whose capture holds a source's prices (in SQL: the macro confirms(status)).
+CONFIRMING: frozenset[str] = frozenset({RunStatus.SUCCESS, RunStatus.UNCHANGED})
 
 
 def _parsed_schema() -> dict[str, pl.DataType]:

@@ -6,8 +6,9 @@ validation, quarantine, guards, idempotent append), exactly as a nightly refresh
 it. Each capture is its own run (`scrape_run` holds one row per run and source) with a run id
 derived from the capture itself, so a second run finds what the first stored and skips it:
 running twice adds nothing, and an interrupted run resumes where it stopped (each capture
-commits alone). The source is passed in: nothing here picks concrete scrapers. Each backfill
-ends by recomputing the market tables from the earliest day it changed (flows.market_upkeep).
+commits alone). The source is passed in: nothing here picks concrete scrapers. This is the one
+backfill engine (`backfill_captures`): every archive, SkyPilot snapshot folders included, feeds
+it. The derived tables (market price included) are kept up by each capture's own append.
 
 Plain functions, no Prefect: a backfill is an interactive, one-off command.
 """
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import duckdb
 
-from flows.market_upkeep import market_after_history
-from scrapers.base import FetchError, RawCapture, Source
+from contract import FetchError, RawCapture, RunStatus
+from scrapers.base import Source
 from scrapers.demo_history import load_snapshots, replay_dates, snapshot_capture
 from scrapers.ocp_archive import split_by_day
 from scrapers.skypilot import SOURCE as SKYPILOT
@@ -33,13 +34,12 @@ from scrapers.skypilot_history import snapshot_capture as skypilot_snapshot_capt
 from scrapers.wayback import ArchiveClient, Every, fetch_capture, list_captures, pick_every
 from warehouse.append import SourceInfo, finish_run, register_sources, start_run
 from warehouse.archive import read_archived
-from warehouse.backfill import DatedCapture, SnapshotResult
-from warehouse.backfill import backfill_captures as land_dated_captures
 from warehouse.ingest import ScrapeOutcome, ingest, record_fetch_failure
 
 __all__ = [
     "CaptureResult",
     "Progress",
+    "SnapshotResult",
     "backfill_captures",
     "backfill_ocp_archives",
     "backfill_skypilot",
@@ -47,10 +47,9 @@ __all__ = [
     "backfill_wayback",
     "register_source",
     "replay_examples",
-    "skypilot_captures",
 ]
 
-DONE = ("success", "unchanged", "rejected")
+DONE = (RunStatus.SUCCESS, RunStatus.UNCHANGED, RunStatus.REJECTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +61,7 @@ class CaptureResult:
     capture_id: str | None
     error: str | None
     fetched: bool  # a request was sent for it (False: skipped or read back from the archive)
+    rows_quarantined: int = 0
 
 
 @dataclass(slots=True)
@@ -73,7 +73,7 @@ class Progress:
 
     def add(self, result: CaptureResult) -> None:
         self.done += 1
-        self.failed += result.status in ("failed", "rejected")
+        self.failed += result.status in (RunStatus.FAILED, RunStatus.REJECTED)
         self.rows += result.rows_stored
 
 
@@ -111,10 +111,8 @@ class Pending:
 
 def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
                       pending: Iterable[Pending], *, archive_root: Path, total: int = 0,
-                      on_progress: OnProgress | None = None,
-                      update_market: bool = True) -> list[CaptureResult]:
-    """Land each pending capture (oldest first), skipping those a previous run stored; then
-    (`update_market`) recompute the market tables from the earliest day that changed."""
+                      on_progress: OnProgress | None = None) -> list[CaptureResult]:
+    """Land each pending capture (oldest first), skipping those a previous run stored."""
     register_source(con, source)
     progress = Progress(total=total)
     results: list[CaptureResult] = []
@@ -139,23 +137,19 @@ def backfill_captures(con: duckdb.DuckDBPyConnection, source: Source,
             record_fetch_failure(con, source, run_id=item.run_id,
                                  started_at=datetime.now(UTC), attempts=1, error=str(error))
             finish_run(con, item.run_id, "failed", note=str(error))
-            done(CaptureResult(item.key, item.observed_at, "failed", 0, None, str(error), True))
+            done(CaptureResult(item.key, item.observed_at, RunStatus.FAILED, 0, None, str(error),
+                               True))
             continue
         outcome: ScrapeOutcome = ingest(con, source, raw, run_id=item.run_id,
                                         archive_root=archive_root, note=item.note,
                                         previous_rows=previous_rows)
-        if outcome.status == "success":
+        if outcome.status == RunStatus.SUCCESS:
             previous_rows = outcome.rows_parsed
         finish_run(con, item.run_id, "completed" if outcome.ok else "failed", note=outcome.error)
         done(CaptureResult(item.key, raw.fetched_at, outcome.status, outcome.rows_stored,
-                           outcome.capture_id, outcome.error, fetched))
-    if update_market:
-        market_after_history(con, _changes(results))
+                           outcome.capture_id, outcome.error, fetched,
+                           outcome.rows_quarantined))
     return results
-
-
-def _changes(results: Iterable[CaptureResult]) -> list[tuple[str, object]]:
-    return [(r.status, r.observed_at) for r in results]
 
 
 # ---- the Wayback Machine -------------------------------------------------------------------
@@ -293,27 +287,41 @@ def replay_examples(con: duckdb.DuckDBPyConnection, sources: dict[str, Source], 
                      f"({snapshot.file.name}; values from {snapshot.values_from})",
                 load=lambda raw=raw: (raw, False)))
         results += backfill_captures(con, source, items, archive_root=archive_root,
-                                     on_progress=on_progress, update_market=False)
-    market_after_history(con, _changes(results))  # once, from the earliest day replayed
+                                     on_progress=on_progress)
     return results
 
 
-def skypilot_captures(directory: Path) -> list[DatedCapture]:
-    """Every SkyPilot snapshot folder under `directory` as a dated capture of the live source."""
-    captures = []
-    for snapshot in find_snapshots(directory):
-        files = ", ".join(f"{c}/{p.name}" for c, p in snapshot.files.items())
-        captures.append(DatedCapture(snapshot.day, skypilot_snapshot_capture(snapshot, SKYPILOT),
-                                     tuple(snapshot.files),
-                                     f"backfill of snapshot {snapshot.day}: {files}"))
-    return captures
+# ---- SkyPilot catalog snapshot folders ----------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class SnapshotResult:
+    """One snapshot folder's landing, as `gpuprices backfill skypilot DIR` lists it."""
+
+    day: date
+    clouds: tuple[str, ...]  # the clouds whose files made the capture
+    capture_id: str
+    status: str  # success | unchanged | rejected | failed | already stored
+    rows_stored: int
+    rows_quarantined: int
+    error: str | None
 
 
 def backfill_skypilot(con: duckdb.DuckDBPyConnection, directory: Path, *,
                       archive_root: Path) -> list[SnapshotResult]:
-    """Import every SkyPilot snapshot folder under `directory`, oldest first. Safe to rerun."""
-    results = land_dated_captures(con, SKYPILOT, skypilot_captures(directory),
-                                  archive_root=archive_root,
-                                  label=f"skypilot snapshot from {directory.name}")
-    market_after_history(con, [(r.status, r.day) for r in results])
-    return results
+    """Import every SkyPilot snapshot folder under `directory`, oldest first. Safe to rerun:
+    a snapshot is one run named by its day and capture, so a second import skips it."""
+    snapshots = find_snapshots(directory)
+    items, parts = [], {}
+    for snapshot in snapshots:
+        raw = skypilot_snapshot_capture(snapshot, SKYPILOT)
+        files = ", ".join(f"{c}/{p.name}" for c, p in snapshot.files.items())
+        key = snapshot.day.isoformat()
+        parts[key] = (snapshot.day, tuple(snapshot.files), raw.capture_id)
+        items.append(Pending(
+            run_id=f"skypilot-folder-{key}-{raw.capture_id[:16]}", key=key,
+            observed_at=raw.fetched_at,
+            note=f"skypilot snapshot from {directory.name}: {key}: {files}",
+            load=lambda raw=raw: (raw, False)))
+    results = backfill_captures(con, SKYPILOT, items, archive_root=archive_root)
+    return [SnapshotResult(parts[r.key][0], parts[r.key][1], parts[r.key][2], r.status,
+                           r.rows_stored, r.rows_quarantined, r.error) for r in results]

@@ -32,7 +32,6 @@ from contract import FetchError, ParseError, RawCapture, SourceSkipped
 from contract.settings import Settings, load_settings
 from flows.alerts import alerts_after_refresh
 from flows.fx_rates import refresh_rates
-from reports.market_store import update_market_after_refresh
 from scrapers.base import Source
 from scrapers.http import with_retries
 from scrapers.registry import all_sources, resolve_names, secret_names
@@ -236,7 +235,6 @@ def run_refresh(
                         started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
                 report_outcome(outcome)
             outcomes.append(outcome)
-        update_market_after_refresh(con)  # the market price tables (reports/market.sql)
         failed = [o.source for o in outcomes if not o.ok]
         status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
                                                  else "partial")

@@ -1,7 +1,7 @@
 """Re-parse wiring: the warehouse's re-parse with the parsers of this code's source registry.
 
-No Prefect here: `gpuprices reparse` calls it directly. A reparse ends by recomputing the
-market tables from the earliest day whose rows it replaced or landed (flows.market_upkeep).
+No Prefect here: `gpuprices reparse` calls it directly. Every derived table (the market price
+included) is kept up by the append each re-parsed capture goes through.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import duckdb
 
-from flows.market_upkeep import market_after_history
 from scrapers.registry import all_sources, get_source
 from warehouse.reparse import ReparseResult, reparse_captures
 
@@ -26,7 +25,5 @@ def reparse(con: duckdb.DuckDBPyConnection, *, archive_root: Path, source: str |
     KeyError when `source` names no registered source (an alias such as skypilot is fine).
     """
     name = get_source(source).name if source is not None else None
-    results = reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
-                               since=since, include_failed=include_failed)
-    market_after_history(con, [(r.status, r.observed_at) for r in results])
-    return results
+    return reparse_captures(con, all_sources(), archive_root=archive_root, source=name,
+                            since=since, include_failed=include_failed)

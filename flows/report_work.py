@@ -8,7 +8,7 @@ from pathlib import Path
 
 from contract.settings import load_settings
 from reports.board import build_board
-from reports.weekly import WeeklyReport, build_report, report_as_of, write_report
+from reports.weekly.report import WeeklyReport, build_report, report_as_of, write_report
 from warehouse.connection import open_warehouse
 
 __all__ = ["artifact_markdown", "write_weekly_report"]

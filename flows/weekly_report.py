@@ -16,7 +16,7 @@ from prefect.artifacts import create_markdown_artifact
 from contract.settings import load_settings
 from flows.report_work import artifact_markdown, write_weekly_report
 from flows.run_logs import project_logs_to_prefect
-from reports.weekly import artifact_key
+from reports.weekly.report import artifact_key
 
 __all__ = ["weekly_report", "write_weekly_report"]
 

@@ -22,7 +22,7 @@ def board(
 ) -> None:
     """Write the static price board: <week>.html, and index.html for the latest week."""
     from reports.board import build_board
-    from reports.weekly import report_as_of
+    from reports.weekly.report import report_as_of
 
     try:
         label, as_of = report_as_of(week, datetime.now(UTC))

@@ -10,14 +10,17 @@ from typing import Annotated
 
 import typer
 
+from contract import DEFAULT_PRICING
 from contract.settings import load_settings
 from gpuprices.options import (
     FormatOpt,
     PrefectOpt,
+    PricingOpt,
     WarehouseOpt,
     fail,
     in_range,
     prepare_prefect,
+    prices,
     read_warehouse,
     use_prefect,
 )
@@ -44,8 +47,8 @@ def parse(
 ) -> None:
     """Parse one saved payload with SOURCE's parser, screen it, and print the rows that would
     be stored (and, on stderr, the rows the screens would hold). Touches no database."""
+    from contract import ParseError, RawCapture
     from schemas.observation import to_observations, validate_guarded
-    from scrapers.base import ParseError, RawCapture
     from scrapers.registry import get_source
 
     try:
@@ -314,29 +317,29 @@ def _refresh_flow(source: list[str] | None, offline: bool, warehouse: Path) -> s
         raise fail(str(exc)) from None
 
 
-def print_summary(warehouse: Path, fmt: Format = Format.table) -> None:
+def print_summary(warehouse: Path, fmt: Format = Format.table,
+                  pricing: tuple[str, ...] | None = None) -> None:
     """Rows per source in the last run, unknown GPU names, the cheapest offer per tier."""
-    from datetime import UTC, datetime
+    from reports.market.rankings import top_per_tier
+    from reports.queries import rows_per_source, unknown_gpus
 
-    from reports.queries import current_prices_at, rows_per_source, unknown_gpus
-    from reports.rankings import top_per_tier
-
-    with read_warehouse(warehouse) as con:
-        print_frame(rows_per_source(con), fmt, title="rows per source (last refresh)")
-        unknown = unknown_gpus(con)
+    with prices(warehouse, pricing or DEFAULT_PRICING) as now:
+        print_frame(rows_per_source(now.con), fmt, title="rows per source (last refresh)")
+        unknown = unknown_gpus(now.con)
         if unknown.height or fmt is not Format.table:
             print_frame(unknown, fmt, title="GPU names not in the catalog (rows quarantined)")
         else:
             typer.echo("GPU names not in the catalog: none")
-        prices = current_prices_at(con, datetime.now(UTC))
-    ranked = top_per_tier(prices, per_tier=1, pricing=("on_demand",)).drop("rank")
-    print_frame(ranked, fmt, title="cheapest on-demand offer per GPU tier")
+        ranked = top_per_tier(now, per_tier=1).drop("rank")
+    print_frame(ranked, fmt, title=f"cheapest comparable offer per GPU tier "
+                f"({', '.join(now.pricing)})")
 
 
-def summary(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
+def summary(pricing: PricingOpt = None, warehouse: WarehouseOpt = None,
+            fmt: FormatOpt = Format.table) -> None:
     """Print the refresh summary again from the warehouse (no scraping)."""
     settings = load_settings(warehouse=warehouse)
-    print_summary(settings.warehouse, fmt)
+    print_summary(settings.warehouse, fmt, pricing)  # type: ignore[arg-type]
 
 
 def register(app: typer.Typer) -> None:

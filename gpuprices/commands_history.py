@@ -16,16 +16,29 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpuprices.options import FormatOpt, WarehouseOpt, fail, in_range, read_warehouse
+from contract.settings import load_settings
+from gpuprices.options import (
+    FormatOpt,
+    GpuOpt,
+    PricingOpt,
+    ProviderOpt,
+    WarehouseOpt,
+    day_option,
+    fail,
+    in_range,
+    models,
+    read_warehouse,
+    writable_warehouse,
+)
 from gpuprices.output import Format, print_frame
-from gpuprices.settings import load_settings
 
 if TYPE_CHECKING:
     import duckdb
 
 __all__ = ["backfill_app", "changes", "history", "register"]
 
-DateOpt = Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"], show_default=False)]
+SinceOpt = Annotated[datetime | None, day_option("--since", "from this UTC day, YYYY-MM-DD")]
+UntilOpt = Annotated[datetime | None, day_option("--until", "up to this UTC day, YYYY-MM-DD")]
 backfill_app = typer.Typer(help="Import dated price history from public archives (idempotent: "
                            "running again adds nothing; an interrupted run resumes).",
                            no_args_is_help=True)
@@ -37,14 +50,8 @@ def _day(value: datetime | None) -> date | None:
 
 @contextmanager
 def _writable(warehouse: Path | None) -> Iterator[tuple[duckdb.DuckDBPyConnection, Path]]:
-    from warehouse.connection import WarehouseError, open_warehouse
-
-    settings = load_settings(warehouse=warehouse)
-    try:
-        with open_warehouse(settings.warehouse) as con:
-            yield con, settings.archive_root
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
+    with writable_warehouse(warehouse) as (con, settings):
+        yield con, settings.archive_root
 
 
 @contextmanager
@@ -93,8 +100,8 @@ def _show(results: list[Any], fmt: Format, title: str) -> None:
 @backfill_app.command("wayback")
 def wayback(
     source: Annotated[str, typer.Argument(help="a page source, e.g. lambda-page")],
-    since: DateOpt = None,
-    until: DateOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     every: Annotated[str, typer.Option(help="one capture per week, month, or every capture")]
     = "month",
     interval: Annotated[float, typer.Option(callback=in_range(0.2, 60.0), help="seconds between "
@@ -105,8 +112,8 @@ def wayback(
     """Page history from the Wayback Machine (GPUPRICES_BASE_URL_WAYBACK for a mirror)."""
     import httpx
 
+    from contract import FetchError, ParseError
     from flows.backfill import backfill_wayback
-    from scrapers.base import FetchError, ParseError
     from scrapers.registry import all_sources, get_source
     from scrapers.wayback import ArchiveClient, Pacer
 
@@ -147,8 +154,8 @@ def skypilot(
     cloud: Annotated[list[str] | None, typer.Option(help="clouds to read (repeatable; "
                                                     "default: those the live source reads)")]
     = None,
-    since: DateOpt = None,
-    until: DateOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -205,8 +212,8 @@ def opencomputeprices(
     """OpenComputePrices archive files: each snapshot_date lands at its own time."""
     import httpx
 
+    from contract import FetchError, ParseError
     from flows.backfill import backfill_ocp_archives
-    from scrapers.base import FetchError, ParseError
     from scrapers.http import request, with_retries
     from scrapers.registry import get_source
 
@@ -278,37 +285,29 @@ def examples(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> N
 def history(
     gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
     days: Annotated[int, typer.Option(callback=in_range(1, 3660), help="days of history")] = 90,
-    provider: Annotated[list[str] | None, typer.Option("--provider", help="only this "
-                                                       "provider (repeatable)")] = None,
-    pricing: Annotated[list[str] | None, typer.Option(help="pricing (repeatable; default "
-                                                      "on_demand)")] = None,
+    provider: ProviderOpt = None,
+    pricing: PricingOpt = None,
     plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Cheapest price per day for GPU, with the source and capture of every point."""
+    """Cheapest comparable offer per day for GPU, with the source and capture of every point
+    (today's point is what `cheapest` answers now)."""
     import polars as pl
 
-    from contract import PRICING
     from reports.charts import plot_daily, sparkline
-    from reports.history import series_points
-    from reports.names import resolve_gpus
+    from reports.market.history import series_points
 
-    try:
-        models = resolve_gpus([gpu])
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
-    chosen = tuple(pricing or ["on_demand"])
-    if unknown := [p for p in chosen if p not in PRICING]:
-        raise fail(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}", 2)
-    until = datetime.now(UTC).date()
+    gpu_models = models([gpu]) or []
+    now = datetime.now(UTC)
+    until = now.date()
     since = until - timedelta(days=days)
     with read_warehouse(warehouse) as con:
-        points = series_points(con, models, since=since, until=until, pricing=chosen,
-                               providers=provider)
+        points = series_points(con, gpu_models, since=since, until=until,
+                               pricing=pricing, providers=provider, now=now)  # type: ignore[arg-type]
     if points.height == 0:
         raise fail(f"no {gpu} prices in the last {days} days")
-    print_frame(points, fmt, title=f"cheapest {gpu} per day ({', '.join(chosen)})")
+    print_frame(points, fmt, title=f"cheapest {gpu} per day ({', '.join(pricing or ())})")
     if fmt is Format.table:
         values = points["usd_per_gpu_hour"].to_list()
         typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
@@ -319,26 +318,23 @@ def history(
 
 
 def changes(
-    since: Annotated[datetime, typer.Option(formats=["%Y-%m-%d"], help="moves on or after "
-                                            "this day")],
-    gpu: Annotated[list[str] | None, typer.Option("--gpu", help="GPU model or family "
-                                                  "(repeatable)")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", help="only this "
-                                                       "provider (repeatable)")] = None,
+    since: Annotated[datetime, day_option("--since", "moves on or after this UTC day, "
+                                          "YYYY-MM-DD")],
+    gpu: GpuOpt = None,
+    provider: ProviderOpt = None,
+    pricing: PricingOpt = None,
     limit: Annotated[int, typer.Option(callback=in_range(1, 10_000), help="rows to show")] = 50,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Price moves since a day: old -> new, %, date, provider, offering (newest first)."""
-    from reports.history import price_moves
-    from reports.names import resolve_gpus
+    """Moves of current prices since a day (the source that speaks for each offering): old ->
+    new, %, date, provider, offering (newest first)."""
+    from reports.market.history import price_moves
 
-    try:
-        models = resolve_gpus(gpu) if gpu else None
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
+    gpu_models = models(gpu)
     with read_warehouse(warehouse) as con:
-        moves = price_moves(con, since=since.date(), gpu_models=models, providers=provider)
+        moves = price_moves(con, since=since.date(), gpu_models=gpu_models, providers=provider,
+                            pricing=pricing)  # type: ignore[arg-type]
     shown = moves if fmt is not Format.table else moves.select(
         "changed_on", "provider", "offering", "region", "pricing", "gpu_model",
         "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "pct_change", "previous_day")

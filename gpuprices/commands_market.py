@@ -1,104 +1,71 @@
 """Commands on the market price (issue 14): market, market-moves, explain, value, cluster,
 rent-vs-buy. Registered on the main app by gpuprices.cli; heavy imports inside the commands.
+Every number comes from reports.market (on the semantic layer): the same as the report's and
+the board's.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from gpuprices.options import FormatOpt, WarehouseOpt, fail, in_range, read_warehouse
+from gpuprices.options import (
+    DayOpt,
+    FormatOpt,
+    GpuOpt,
+    PricingOpt,
+    WarehouseOpt,
+    fail,
+    in_range,
+    models,
+    prices,
+    read_warehouse,
+    the_day,
+    writable_warehouse,
+)
 from gpuprices.output import Format, print_frame
-from gpuprices.settings import load_settings
-
-if TYPE_CHECKING:
-    import polars as pl
 
 __all__ = ["register"]
 
-GpuOpt = Annotated[str | None, typer.Option("--gpu", help="GPU model or family, e.g. H100")]
-DateOpt = Annotated[str | None, typer.Option("--date", help="UTC day, YYYY-MM-DD (default: "
-                                             "today)")]
-
-
-def _day(text: str | None) -> date:
-    if text is None:
-        return datetime.now(UTC).date()
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise fail(f"--date must look like 2026-11-20, not {text!r}", 2) from None
-
-
-def _models(name: str | None) -> list[str] | None:
-    if name is None:
-        return None
-    from reports.names import resolve_gpus
-
-    try:
-        return resolve_gpus([name])
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
-
 
 def _segment(segment: str | None) -> str | None:
-    from reports.market import ALL, UNCLASSIFIED, load_segments
+    from reports.market.values import segments
 
-    known = sorted({ALL, UNCLASSIFIED, *load_segments().values()})
+    known = segments()
     if segment is not None and segment not in known:
         raise fail(f"unknown segment {segment!r}; one of {', '.join(known)}", 2)
     return segment
 
 
-def _market_frame(con: object, day: date, models: list[str] | None,
-                  segment: str | None) -> tuple[pl.DataFrame, bool]:
-    """(market rows of `day`, stored?): the stored table, else computed from the prices."""
-    import polars as pl
-
-    from reports.market import day_end, market_at
-    from reports.market_store import read_market
-
-    stored = read_market(con, gpu_models=models, since=day, until=day,  # type: ignore[arg-type]
-                         segment=segment)
-    if stored is not None and stored.height:
-        return stored, True
-    _, market = market_at(con, day_end(day, datetime.now(UTC)))  # type: ignore[arg-type]
-    if models:
-        market = market.filter(pl.col("gpu_model").is_in(models))
-    if segment:
-        market = market.filter(pl.col("segment") == segment)
-    return market, False
-
-
 def market(
     gpu: GpuOpt = None,
-    day: DateOpt = None,
+    day: DayOpt = None,
     segment: Annotated[str | None, typer.Option(help="all, hyperscaler, neocloud, marketplace, "
                                                 "serverless, unclassified")] = None,
-    rebuild: Annotated[bool, typer.Option(help="recompute the stored market table from every "
-                                          "stored price (writes)")] = False,
+    rebuild: Annotated[bool, typer.Option(help="recompute every derived table (the market "
+                                          "price included) from every stored price "
+                                          "(writes)")] = False,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The market price per GPU model and day: median of per-provider medians, with spread."""
     import polars as pl
 
-    models, chosen_day, chosen_segment = _models(gpu), _day(day), _segment(segment)
-    if rebuild:
-        from reports.market_store import rebuild_market
-        from warehouse.connection import WarehouseError, open_warehouse
+    from reports.market.values import market_of
 
-        try:
-            with open_warehouse(load_settings(warehouse=warehouse).warehouse) as con:
-                days = rebuild_market(con)
-        except WarehouseError as exc:
-            raise fail(str(exc)) from None
-        typer.echo(f"market table rebuilt: {len(days)} days", err=True)
+    gpu_models, chosen_day, chosen_segment = models(gpu), the_day(day), _segment(segment)
+    if rebuild:
+        from flows.upkeep import rebuild_derived
+
+        with writable_warehouse(warehouse) as (con, _):
+            days = rebuild_derived(con)
+        typer.echo(f"derived tables rebuilt: {days} days", err=True)
     with read_warehouse(warehouse) as con:
-        frame, stored = _market_frame(con, chosen_day, models, chosen_segment)
+        frame, stored = market_of(con, chosen_day, gpu_models=gpu_models,
+                                  segment=chosen_segment, now=datetime.now(UTC))
     if not stored:
         typer.echo(f"(no stored market values for {chosen_day}: computed from the prices as "
                    "they stood at the end of that day)", err=True)
@@ -116,61 +83,55 @@ def market(
 def explain(
     what: Annotated[str, typer.Argument(help="market, cheapest or scenario")],
     name: Annotated[str, typer.Argument(help="GPU model or family (market, cheapest), or a "
-                                        "scenario name from reports/scenarios.toml")],
-    day: DateOpt = None,
+                                        "scenario name from reports/market/scenarios.toml")],
+    day: DayOpt = None,
+    pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """How a number was made: the offers that counted (source, capture, time), the ones left
     out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20`."""
-    from reports.explain import explain_cheapest, explain_market, explain_scenario
-    from reports.market import day_end
+    from reports.market.explain import explain_cheapest, explain_market, explain_scenario
+    from reports.queries import reference_table
 
+    if what not in ("market", "cheapest", "scenario"):
+        raise fail(f"explain market, cheapest or scenario, not {what!r}", 2)
     now = datetime.now(UTC)
-    as_of = day_end(_day(day), now) if day else now
-    with read_warehouse(warehouse) as con:
-        if what == "market":
-            lines = explain_market(con, _models(name) or [], _day(day), now=now)
-        elif what == "cheapest":
-            lines = explain_cheapest(con, _models(name) or [], as_of)
-        elif what == "scenario":
-            from reports.scenarios import load_scenarios
+    as_of = min(datetime.combine(the_day(day), time.max, UTC), now) if day else now
+    if what == "scenario":
+        from reports.market.scenarios import load_scenarios
 
-            scenarios = {s.name: s for s in load_scenarios()}
-            if name not in scenarios:
-                raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
-            lines = explain_scenario(con, scenarios[name], as_of)
+        scenarios = {s.name: s for s in load_scenarios()}
+        if name not in scenarios:
+            raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
+    gpu_models = models([name]) if what != "scenario" else None
+    with prices(warehouse, pricing, as_of) as then:  # type: ignore[arg-type]
+        if what == "market":
+            lines = explain_market(then.con, gpu_models or [], the_day(day), now=now)
+        elif what == "cheapest":
+            lines = explain_cheapest(then, gpu_models or [])
         else:
-            raise fail(f"explain market, cheapest or scenario, not {what!r}", 2)
+            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"))
     typer.echo("\n".join(lines))
 
 
 def market_moves(
     gpu: GpuOpt = None,
-    day: DateOpt = None,
+    day: DayOpt = None,
     period: Annotated[str, typer.Option(help="week or month (7 or 30 days back)")] = "week",
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Market moves over providers present in both periods; coverage changes apart."""
-    from datetime import timedelta
+    """Market moves over providers present on both days; coverage changes apart."""
+    from reports.market.moves import PERIOD_DAYS, week_moves
 
-    import polars as pl
-
-    from reports.market import day_end, market_at
-    from reports.market_changes import coverage_changes, matched_moves
-
-    if period not in ("week", "month"):
+    if period not in PERIOD_DAYS:
         raise fail(f"--period is week or month, not {period!r}", 2)
-    models, end = _models(gpu), _day(day)
-    start = end - timedelta(days=7 if period == "week" else 30)
-    now = datetime.now(UTC)
+    gpu_models = models(gpu)
     with read_warehouse(warehouse) as con:
-        old, new = market_at(con, day_end(start, now))[0], market_at(con, day_end(end, now))[0]
-    if models:
-        old, new = (f.filter(pl.col("gpu_model").is_in(models)) for f in (old, new))
-    print_frame(matched_moves(old, new), fmt,
-                title=f"market moves {start} -> {end} over matched providers")
-    print_frame(coverage_changes(old, new), fmt, title="coverage changes (not price moves)")
+        moves = week_moves(con, the_day(day), period=period, gpu_models=gpu_models)
+    print_frame(moves.moves, fmt, title=f"market moves {moves.old_day} -> {moves.new_day} over "
+                "matched providers")
+    print_frame(moves.coverage, fmt, title="coverage changes (not price moves)")
 
 
 def value(
@@ -180,49 +141,45 @@ def value(
     gpu: GpuOpt = None,
     limit: Annotated[int, typer.Option(help="rows to show",
                                        callback=in_range(1, 10_000))] = 20,
+    pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Price-performance ranking of comparable offers: $ per PFLOP, GB or TB/s an hour."""
-    import polars as pl
-
-    from reports.market import market_offers
-    from reports.value import METRICS, price_performance
+    from reports.market.value import METRICS, price_performance
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
-    models = _models(gpu)
-    with read_warehouse(warehouse) as con:
-        offers = market_offers(con, datetime.now(UTC))
-    if models:
-        offers = offers.filter(pl.col("gpu_model").is_in(models))
-    ranked = price_performance(offers, metric)
+    gpu_models = models(gpu)
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        ranked = price_performance(now, metric, gpu_models)
     print_frame(ranked.head(limit), fmt,
                 title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
 
 
 def cluster(
-    gpu: Annotated[str, typer.Option("--gpu", help="GPU model or family, e.g. H100")],
+    gpu: GpuOpt = None,
     gpus: Annotated[int, typer.Option(help="GPUs in the cluster",
                                       callback=in_range(1, 1_000_000))] = 512,
     days: Annotated[int, typer.Option(help="days of use", callback=in_range(1, 3660))] = 90,
+    pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market."""
     import polars as pl
 
-    from reports.cluster import cluster_quotes
-    from reports.market import market_offers, market_values
+    from reports.market.cluster import cluster_quotes
+    from reports.market.values import market_of
 
-    models = _models(gpu) or []
-    with read_warehouse(warehouse) as con:
-        offers = market_offers(con, datetime.now(UTC))
-    _, market = market_values(offers)
-    quotes = cluster_quotes(offers.filter(pl.col("gpu_model").is_in(models)), market,
-                            gpus=gpus, days=days)
+    gpu_models = models(gpu)
+    if not gpu_models:
+        raise fail("give the GPU: --gpu NAME", 2)
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+        quotes = cluster_quotes(now, market_rows, gpu_models, gpus=gpus, days=days)
     if quotes.height == 0:
-        raise fail(f"no comparable {gpu} offers stand now")
+        raise fail(f"no comparable {', '.join(gpu or [])} offers stand now")
     if fmt is Format.table:
         quotes = quotes.select(
             "provider", "segment", pl.col("gpu_model").alias("gpu"), "offering",
@@ -230,12 +187,13 @@ def cluster(
             pl.col("hourly_usd").round(0).alias("$/hour"),
             pl.col("total_usd").round(0).alias("total $"),
             pl.col("vs_market_pct").alias("vs market %"),
-            pl.format("{} ({})", pl.col("reserved_total_usd").round(0),
-                      pl.col("reserved_term")).alias("reserved total $ (term)"),
+            pl.col("reserved_offering").alias("reserved"),
+            pl.col("reserved_total_usd").round(0).alias("reserved total $"),
+            pl.col("reserved_term").alias("term"),
             pl.when(pl.col("market_withheld").is_not_null()).then(pl.lit("market withheld"))
             .alias("note"))
-    print_frame(quotes, fmt, title=f"{gpus} x {gpu} for {days} days (list prices; capacity "
-                "at this size is not checked)")
+    print_frame(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
+                "prices; capacity at this size is not checked)")
 
 
 def rent_vs_buy(
@@ -258,9 +216,10 @@ def rent_vs_buy(
     idle_power: Annotated[float | None, typer.Option(help="idle power share",
                                                     callback=in_range(0.0, 1.0))] = None,
     assumptions: Annotated[Path | None, typer.Option(help="TOML of assumptions (default "
-                                                     "reports/tco.toml)")] = None,
+                                                     "reports/market/tco.toml)")] = None,
     servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
                                                  "schemas/server_prices.csv)")] = None,
+    pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -268,10 +227,8 @@ def rent_vs_buy(
     payback month against the market price and the cheapest rental; the card-only figure."""
     import polars as pl
 
-    from reports.market import market_offers, market_values
-    from reports.queries import current_prices_at, reference_table
-    from reports.rent_vs_buy import break_even
-    from reports.tco import (
+    from reports.market.rent_vs_buy import break_even
+    from reports.market.tco import (
         TCO_TOML,
         load_assumptions,
         load_servers,
@@ -279,8 +236,10 @@ def rent_vs_buy(
         tco_rows,
         tco_sheet,
     )
+    from reports.market.values import market_of
+    from reports.queries import reference_table
 
-    models = _models(gpu)
+    gpu_models = models(gpu)
     try:
         chosen = load_assumptions(assumptions or TCO_TOML).with_overrides(
             utilization=utilization, depreciation_years=years, cost_of_capital=cost_of_capital,
@@ -289,18 +248,17 @@ def rent_vs_buy(
         server_rows = load_servers(servers) if servers else load_servers()
     except (ValueError, OSError) as exc:
         raise fail(str(exc), 2) from None
-    if models:
-        server_rows = server_rows.filter(pl.col("gpu_model").is_in(models))
-    now = datetime.now(UTC)
-    with read_warehouse(warehouse) as con:
-        offers = market_offers(con, now)
-        prices = current_prices_at(con, now)
-        ownership = reference_table(con, "gpu_ownership")
-    market_rows = market_values(offers)[1]
-    market_usd, cheapest = rental_yardsticks(offers, market_rows)
+    if gpu_models:
+        server_rows = server_rows.filter(pl.col("gpu_model").is_in(gpu_models))
+    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+        market_usd, cheapest = rental_yardsticks(now, market_rows)
+        ownership = reference_table(now.con, "gpu_ownership")
+        cards = break_even(ownership, now) if ownership is not None and ownership.height \
+            else None
     rows = tco_rows(server_rows, chosen, market_usd, cheapest)
     print_frame(rows, fmt, title="full cost of ownership vs renting")
-    if fmt is Format.table and models:
+    if fmt is Format.table and gpu_models:
         from rich.console import Console
         from rich.table import Table
 
@@ -313,10 +271,9 @@ def rent_vs_buy(
             for line in tco_sheet(server, chosen, rent):
                 sheet.add_row(*line)
             Console(width=200).print(sheet)
-    if ownership is not None and ownership.height:
-        cards = break_even(ownership, prices)
-        if models:
-            cards = cards.filter(pl.col("gpu_model").is_in(models))
+    if cards is not None:
+        if gpu_models:
+            cards = cards.filter(pl.col("gpu_model").is_in(gpu_models))
         print_frame(cards, fmt, title="the card alone: purchase / (cheapest rental - power)")
 
 
@@ -324,4 +281,3 @@ def register(app: typer.Typer) -> None:
     app.command("rent-vs-buy")(rent_vs_buy)
     for command in (market, market_moves, explain, value, cluster):
         app.command()(command)
-

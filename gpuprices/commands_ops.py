@@ -17,10 +17,12 @@ from contract.settings import load_settings
 from gpuprices.options import (
     FormatOpt,
     WarehouseOpt,
+    day_option,
     fail,
     in_range,
     prepare_prefect,
     read_warehouse,
+    writable_warehouse,
 )
 from gpuprices.output import Format, print_frame
 
@@ -67,9 +69,8 @@ def reparse(
                                                      help="only this source")] = None,
     source: Annotated[str | None, typer.Option("--source", "-s", help="only this source "
                                                "(same as SOURCE)")] = None,
-    since: Annotated[datetime | None, typer.Option(formats=["%Y-%m-%d"],
-                                                   help="only captures observed on/after")]
-    = None,
+    since: Annotated[datetime | None, day_option("--since", "only captures observed on/after "
+                                                            "this UTC day, YYYY-MM-DD")] = None,
     failed: Annotated[bool, typer.Option(help="also re-parse archived captures of failed or "
                                          "rejected runs (kept for reparse)")] = True,
     warehouse: WarehouseOpt = None,
@@ -80,21 +81,17 @@ def reparse(
     import polars as pl
 
     from flows.reparse import reparse as reparse_captures
-    from warehouse.connection import WarehouseError, open_warehouse
 
     if source_arg and source and source_arg != source:
         raise fail(f"two sources given: {source_arg} and --source {source}", 2)
-    settings = load_settings(warehouse=warehouse)
     since_day: date | None = since.date() if since else None
     try:
-        with open_warehouse(settings.warehouse) as con:
+        with writable_warehouse(warehouse) as (con, settings):
             results = reparse_captures(con, archive_root=settings.archive_root,
                                        source=source_arg or source, since=since_day,
                                        include_failed=failed)
     except KeyError as exc:
         raise fail(str(exc.args[0]), 2) from None
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
     if not results:
         typer.echo("no stored captures match")
         return
@@ -204,7 +201,6 @@ def alerts_check(
 ) -> None:
     """Check the rules now; send and record the events not sent before."""
     from reports.alerts import AlertConfigError, check_alerts, load_config, rules_path
-    from warehouse.connection import WarehouseError, open_warehouse
 
     path = rules or rules_path()
     if path is None or not path.exists():
@@ -217,11 +213,8 @@ def alerts_check(
         with read_warehouse(warehouse) as con:
             events = check_alerts(con, config, send=False)
     else:
-        try:
-            with open_warehouse(load_settings(warehouse=warehouse).warehouse) as con:
-                events = check_alerts(con, config)
-        except WarehouseError as exc:
-            raise fail(str(exc)) from None
+        with writable_warehouse(warehouse) as (con, _):
+            events = check_alerts(con, config)
     if dry_run:
         for event in events:
             typer.echo(f"would send [{event.rule}] {event.message}")

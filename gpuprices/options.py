@@ -1,6 +1,10 @@
-"""What every command shares: options, the error exit, the read-only warehouse, Prefect's set-up.
+"""What every command shares, defined once: the options (warehouse, format, GPU, pricing, day,
+Prefect), the error exit, the read-only and the writable warehouse, Prefect's set-up.
 
 A bottom module of the CLI: cli.py and every commands_*.py import it; it imports none of them.
+GPU names resolve here (schemas.names, as alert rules do): `--gpu h100` means every H100, an
+unknown name exits 2. `--pricing` is THE flag that changes the pricing set every question is
+answered in (default contract.DEFAULT_PRICING).
 """
 
 from __future__ import annotations
@@ -8,22 +12,26 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from contract.settings import load_settings
+from contract import DEFAULT_PRICING, PRICING
+from contract.settings import Settings, load_settings
 from gpuprices.output import Format
 
 if TYPE_CHECKING:
     import duckdb
 
     from warehouse.sandbox import QueryLimits
+    from warehouse.semantic import Prices
 
 __all__ = [
-    "FormatOpt", "PrefectOpt", "WarehouseOpt", "fail", "in_range", "prepare_prefect",
-    "read_warehouse", "use_prefect",
+    "DayOpt", "FormatOpt", "GpuOpt", "PrefectOpt", "PricingOpt", "ProviderOpt", "WarehouseOpt",
+    "day_option", "fail", "in_range", "models", "prepare_prefect", "prices", "read_warehouse",
+    "the_day", "use_prefect", "warehouse_errors", "writable_warehouse",
 ]
 
 N = TypeVar("N", int, float)
@@ -37,11 +45,55 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table, csv or
 PrefectOpt = Annotated[bool, typer.Option(
     "--prefect", help="run as a Prefect flow with a run record (default only when "
     "PREFECT_API_URL or GPUPRICES_PREFECT=1 is set)")]
+ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="only this provider "
+                                                       "(repeatable)")]
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     return typer.Exit(code)
+
+
+def models(names: list[str] | tuple[str, ...] | None) -> list[str] | None:
+    """Catalog models meant by GPU names (a family means every variant); exit 2 when the
+    catalog cannot place one."""
+    if not names:
+        return None
+    from schemas.names import UnknownGpuName, resolve_gpus
+
+    try:
+        return resolve_gpus(list(names))
+    except UnknownGpuName as exc:
+        raise fail(str(exc), 2) from None
+
+
+def _pricing(value: list[str] | None) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(value or DEFAULT_PRICING))
+    unknown = [p for p in chosen if p not in PRICING]
+    if unknown:
+        raise fail(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}", 2)
+    return chosen
+
+
+GpuOpt = Annotated[list[str] | None, typer.Option(
+    "--gpu", help="GPU model or family, e.g. 'H100' or 'A100 80GB' (repeatable)")]
+PricingOpt = Annotated[list[str] | None, typer.Option(
+    "--pricing", callback=_pricing, help="pricing kind that counts (repeatable; default "
+    f"{', '.join(DEFAULT_PRICING)}: the one default pricing set)")]
+
+
+def day_option(flag: str, text: str) -> typer.models.OptionInfo:
+    """A UTC day option, YYYY-MM-DD (typer reads it as a datetime at 00:00)."""
+    return typer.Option(flag, formats=["%Y-%m-%d"], help=text, show_default=False)
+
+
+DayOpt = Annotated[datetime | None, day_option("--date", "UTC day, YYYY-MM-DD (default: "
+                                                        "today)")]
+
+
+def the_day(value: datetime | None) -> date:
+    """The day a --date option names (today, UTC, when not given)."""
+    return value.date() if value is not None else datetime.now(UTC).date()
 
 
 def in_range(low: N, high: N) -> Callable[[typer.CallbackParam, N | None], N | None]:
@@ -84,6 +136,41 @@ def read_warehouse(warehouse: Path | None, *, sandboxed: bool = False,
                    f"{str(exc).splitlines()[0]}") from None
     finally:
         con.close()
+
+
+@contextmanager
+def warehouse_errors() -> Iterator[None]:
+    """A warehouse that cannot be opened or used as asked (busy, missing, not DuckDB) exits 1
+    with its one-line reason."""
+    from warehouse.connection import WarehouseError
+
+    try:
+        yield
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+
+
+@contextmanager
+def prices(warehouse: Path | None, pricing: tuple[str, ...] | None = None,
+           as_of: datetime | None = None) -> Iterator[Prices]:
+    """The prices as they stand now (or at `as_of`), read-only, in the pricing set chosen by
+    --pricing: what every question command asks its report functions about."""
+    from warehouse.semantic import Prices
+
+    with read_warehouse(warehouse) as con:
+        yield Prices(con, as_of or datetime.now(UTC), pricing or DEFAULT_PRICING)
+
+
+@contextmanager
+def writable_warehouse(warehouse: Path | None, *, wait_s: float = 0.0
+                       ) -> Iterator[tuple[duckdb.DuckDBPyConnection, Settings]]:
+    """The warehouse opened for writing for one command (created and migrated if needed);
+    a clear error (exit 1) when it cannot be, e.g. a refresh holds it."""
+    from warehouse.connection import open_warehouse
+
+    settings = load_settings(warehouse=warehouse)
+    with warehouse_errors(), open_warehouse(settings.warehouse, wait_s=wait_s) as con:
+        yield con, settings
 
 
 def use_prefect(asked: bool) -> bool:

@@ -1,4 +1,4 @@
-"""Charts (PNG, matplotlib Agg): the cheapest on-demand $/GPU-hour per day for key GPUs.
+"""Charts (PNG, matplotlib Agg): the cheapest comparable $/GPU-hour per day for key GPUs.
 
 H100 is charted per family (the cheapest of SXM, PCIe and NVL that day: users compare "an
 H100"); the other series are single catalog models.
@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from contract.files import write_bytes_atomic
-from reports.names import resolve_gpu
+from schemas.names import resolve_gpu
 
 # label -> GPU names (models or families) whose cheapest price that day is the series' point
 CHART_SERIES: dict[str, tuple[str, ...]] = {

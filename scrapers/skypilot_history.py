@@ -11,7 +11,7 @@ Layout (as in the shared sample): `<cloud>/<YYYY-MM-DD>_vms.csv` plus an optiona
 - Dated at the manifest's `commit_time_utc` (the moment the catalog was read in that state);
   without a manifest row, at 00:00 UTC of the snapshot date.
 
-Pure file reading: landing the captures is warehouse.backfill's (wired by flows.backfill).
+Pure file reading: landing the captures is flows.backfill's (the one backfill engine).
 """
 
 from __future__ import annotations

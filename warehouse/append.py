@@ -16,7 +16,7 @@ import polars as pl
 
 from schemas.observation import OBSERVATION_SCHEMA
 from warehouse.summaries import UTC_DAY, after_append
-from warehouse.txn import retrying, write_transaction
+from warehouse.transaction import retrying, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ def register_sources(con: duckdb.DuckDBPyConnection, sources: Iterable[SourceInf
     if not rows:
         return
     def write() -> None:
-        with write_transaction(con):  # one statement each (executemany: ~15 ms per row)
+        with transaction(con):  # one statement each (executemany: ~15 ms per row)
             values = ", ".join(["(?, ?, ?, ?, ?)"] * len(rows))
             params = [value for row in sorted(rows) for value in row]
             con.execute(f"DELETE FROM source WHERE source IN (SELECT col0 FROM (VALUES "
@@ -67,7 +67,7 @@ def register_sources(con: duckdb.DuckDBPyConnection, sources: Iterable[SourceInf
 def start_run(con: duckdb.DuckDBPyConnection, run_id: str, flow: str, *, offline: bool,
               note: str | None = None) -> None:
     def write() -> None:
-        with write_transaction(con):
+        with transaction(con):
             con.execute(
                 "INSERT INTO refresh_run VALUES (?, ?, ?, NULL, ?, 'running', ?)",
                 [run_id, flow, datetime.now(UTC), offline, note],
@@ -78,7 +78,7 @@ def start_run(con: duckdb.DuckDBPyConnection, run_id: str, flow: str, *, offline
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str,
                note: str | None = None) -> None:
     def write() -> None:
-        with write_transaction(con):
+        with transaction(con):
             con.execute(
                 "UPDATE refresh_run SET finished_at = ?, status = ?, note = coalesce(?, note) "
                 "WHERE run_id = ?",
@@ -176,10 +176,10 @@ def append_batch(
     Idempotent by capture id, checked inside the transaction (on a lake another worker may
     have landed the same payload since the caller looked): a capture already stored for the
     source becomes an `unchanged` run and writes no observation twice. On a lake a concurrent
-    writer's commit makes this one fail (warehouse.txn.LakeConflict): the caller runs its
+    writer's commit makes this one fail (warehouse.transaction.LakeConflict): the caller runs its
     whole landing again (warehouse.ingest.land does).
     """
-    with write_transaction(con):
+    with transaction(con):
         if capture is not None:
             con.execute(
                 "INSERT INTO raw_capture SELECT $capture_id, $source, $url, $fetched_at, "
@@ -216,7 +216,7 @@ def replace_capture_observations(
 
     Returns how many old observations were replaced. The re-parse is itself a scrape_run row.
     """
-    with write_transaction(con):
+    with transaction(con):
         row = con.execute("SELECT count(*) FROM observation WHERE capture_id = ?",
                           [capture_id]).fetchone()
         old = int(row[0]) if row else 0

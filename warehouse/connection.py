@@ -50,7 +50,7 @@ from warehouse.schema import (
     require_latest,
     schema_version,
 )
-from warehouse.txn import TOKEN_TABLE, retrying, write_transaction
+from warehouse.transaction import TOKEN_TABLE, retrying, transaction
 
 __all__ = [
     "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
@@ -127,7 +127,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     `wait_s` > 0 waits that long for another writer to finish before giving up; readers that
     opened the file itself (not a snapshot) are waited for up to READER_WAIT_S.
     """
-    if is_lake_url(path):  # many writers at once: warehouse.lake, warehouse.txn
+    if is_lake_url(path):  # many writers at once: warehouse.lake, warehouse.transaction
         return open_lake_writer(str(path))
     if _is_memory(path):
         con = duckdb.connect(":memory:", config=dict(NO_FILES))
@@ -393,7 +393,7 @@ def _prepare_lake(con: duckdb.DuckDBPyConnection, shown: str) -> None:
                          "'schema_version' AND database_name = current_database()").fetchone()
     if not stored or stored[0] != fingerprint:
         def views() -> None:
-            with write_transaction(con):
+            with transaction(con):
                 refresh_views(con)
                 con.execute("COMMENT ON TABLE schema_version IS "
                             f"'{fingerprint.replace(chr(39), chr(39) * 2)}'")
@@ -449,7 +449,7 @@ def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
         "plan": load_plans().with_columns(static),
         "gpu_ownership": load_ownership().with_columns(static),
     }
-    with write_transaction(con):
+    with transaction(con):
         for table, frame in tables.items():
             con.execute(f"DELETE FROM {table}")
             con.register("_reference", frame.to_arrow())

@@ -4,7 +4,7 @@ The migrations, views and market tables are written once, for DuckDB. A DuckLake
 no PRIMARY KEY, UNIQUE, CHECK or index (DuckLake: "constraints are not supported"), so on a
 lake `for_lake` drops them from the DDL; the write path never relies on them: every insert
 that a key used to guard is an explicit check (NOT EXISTS, or DELETE then INSERT) inside a
-transaction that DuckLake's conflict check makes serial (warehouse.txn).
+transaction that DuckLake's conflict check makes serial (warehouse.transaction).
 """
 
 from __future__ import annotations

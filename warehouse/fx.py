@@ -30,7 +30,7 @@ from contract import RawCapture
 from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate
 from schemas.observation import ValidatedBatch
 from warehouse.archive import archive
-from warehouse.txn import retrying, write_transaction
+from warehouse.transaction import retrying, transaction
 
 __all__ = [
     "RatesStored",
@@ -68,7 +68,7 @@ def store_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, rates: pl.DataF
             ["rate_date", "currency"], keep="last")
     archive_rel = archive(raw, archive_root)
     def write() -> int:
-        with write_transaction(con):
+        with transaction(con):
             con.execute(
                 "INSERT INTO raw_capture SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
                 "(SELECT 1 FROM raw_capture WHERE capture_id = ?)",

@@ -24,6 +24,7 @@ from typing import Literal
 import duckdb
 import polars as pl
 
+from contract import ParseError, RawCapture, Skips
 from schemas.gpus import UNKNOWN_GPU
 from schemas.observation import (
     OBSERVATION_SCHEMA,
@@ -39,7 +40,7 @@ from schemas.screens import (
     provider_gates,
     reserved_without_term,
 )
-from scrapers.base import ParseError, RawCapture, Skips, Source
+from scrapers.base import Source
 from warehouse.append import (
     ScrapeRecord,
     append_batch,
@@ -49,7 +50,7 @@ from warehouse.append import (
 from warehouse.archive import archive
 from warehouse.fx import convert_batch, hold_out
 from warehouse.screen_context import previous_parts, screen_context
-from warehouse.txn import retrying
+from warehouse.transaction import retrying
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +226,7 @@ def land(
     `prepared`: `prepare(source, raw, run_id)` done earlier (e.g. outside a lock); None to
     parse here, and only when the payload is not already stored. On a lake another worker's
     commit may come first: the whole landing (its checks included) then runs again
-    (warehouse.txn.retrying).
+    (warehouse.transaction.retrying).
     """
     if prepared is not None and prepared.run_id != run_id:
         raise ValueError(f"prepared for run {prepared.run_id!r}, landing run {run_id!r}")

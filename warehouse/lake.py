@@ -13,7 +13,7 @@ tested here.
 
 Used two ways. As the warehouse itself (`--warehouse ducklake:...`, connection.connect): the
 same schema (warehouse.dialect drops the keys DuckLake lacks), every write serial through
-warehouse.txn, so several Prefect workers refresh sources into one lake. Or as a published
+warehouse.transaction, so several Prefect workers refresh sources into one lake. Or as a published
 copy of a DuckDB file (`publish`), for readers past one machine. `upkeep` expires old
 snapshots, merges small files and deletes the files no snapshot needs.
 """
@@ -34,7 +34,7 @@ from warehouse.dialect import is_lake_url
 from warehouse.errors import WarehouseBusy, WarehouseError
 from warehouse.extensions import LAKE_CONFIG, load_extension, s3_secret
 from warehouse.schema import refresh_views
-from warehouse.txn import ensure_token, retrying
+from warehouse.transaction import ensure_token, retrying
 
 __all__ = [
     "LAKE_ALIAS",
@@ -217,8 +217,8 @@ def views_fingerprint() -> str:
 
 
 def ensure_token_table(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the write token (warehouse.txn) in its own transaction when the lake has none."""
-    from warehouse.txn import TOKEN_TABLE
+    """Create the write token (warehouse.transaction) in its own transaction when the lake has none."""
+    from warehouse.transaction import TOKEN_TABLE
 
     found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = "
                         "current_database() AND table_name = ?", [TOKEN_TABLE]).fetchone()

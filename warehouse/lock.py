@@ -76,7 +76,7 @@ def writer_lock(warehouse: str | Path, *, command: str = "write",
                 wait_s: float = 0.0) -> Iterator[bool]:
     """Hold the writers' lock for the duration; wait up to `wait_s`, then WarehouseBusy naming
     the holder. Yields True when this call took the lock (False: this process had it).
-    A lake has no lock file: its writers take turns at commit (warehouse.txn)."""
+    A lake has no lock file: its writers take turns at commit (warehouse.transaction)."""
     if is_lake_url(warehouse):
         yield True
         return

@@ -19,7 +19,7 @@ import duckdb
 from contract import STALE_AFTER_H
 from warehouse.dialect import for_lake
 from warehouse.errors import WarehouseOutdated, WarehouseRefused
-from warehouse.txn import write_transaction
+from warehouse.transaction import transaction
 
 __all__ = [
     "DENIED_CALLS", "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_functions",
@@ -195,7 +195,7 @@ def migrate(con: duckdb.DuckDBPyConnection, *, lake: bool = False) -> list[int]:
     for version, path in migrations():
         if version in recorded:
             continue
-        with write_transaction(con):
+        with transaction(con):
             # Another writer of a lake may have applied it since: check in the transaction.
             if lake and con.execute("SELECT count(*) FROM schema_version WHERE version = ?",
                                     [version]).fetchone() != (0,):

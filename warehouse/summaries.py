@@ -1,18 +1,19 @@
-"""Every statement that fills the summary tables (created by migration 004): this module only.
+"""The ONE step that keeps every derived table equal to the data (DDL: migrations 004, 008).
 
-Each summary is a function of observation + scrape_run, kept equal to it here:
+Each derived table is a function of observation + scrape_run, kept equal to it here:
 - latest_observation: the rows of each source's current capture (what latest_capture names);
-- daily_price: last price of each offering per (UTC) day it was observed, every source;
+- daily_price: last price of each offering per (UTC) day it was observed, every source (an
+  offering: source, provider, offering, region, pricing and reserved term);
 - price_change: each move of an offering's daily price; price_state: its last daily price;
-- daily_cheapest: per observed day, the cheapest of current_price_at(the end of that day)
-  (views.sql: the one definition of the current price), stale sources left out.
+- daily_source, daily_cheapest, market_price, market_provider_price: the semantic layer's
+  day-by-day tables (warehouse/semantic_daily.py), from the first changed day on.
 
-Each append calls `after_append` inside its own transaction, so the summaries and the rows
-they summarise commit together. The common case, a new night newer than anything stored for
-the source, touches only that night's rows (a few ms at any history size); a capture that lands
-out of order (a backfill behind newer data, a re-parse) recomputes that source's price changes
-and the cheapest of every later day. `rebuild` recomputes everything from scratch (after a
-migration or a bulk load, or to check the incremental path).
+Each append calls `after_append` inside its own transaction, so the derived tables and the
+rows they summarise commit together (no flow keeps anything up afterwards). The common case,
+a new night newer than anything stored for the source, touches only that night's rows; a
+capture that lands out of order (a backfill behind newer data, a re-parse) recomputes that
+source's price changes and every later day. `rebuild` recomputes everything from scratch
+(after a migration or a bulk load, or to check the incremental path).
 """
 
 from __future__ import annotations
@@ -23,38 +24,33 @@ from datetime import UTC, date, datetime, time, timedelta
 import duckdb
 import polars as pl
 
-from warehouse.txn import write_transaction
+from warehouse.semantic_daily import DERIVED_TABLES, refresh_days
+from warehouse.transaction import transaction
 
-__all__ = ["SUMMARY_TABLES", "UTC_DAY", "after_append", "end_of_day", "rebuild",
-           "rebuild_committed", "refresh_latest"]
+__all__ = ["SUMMARY_TABLES", "UTC_DAY", "after_append", "rebuild", "rebuild_committed",
+           "refresh_latest"]
 
-SUMMARY_TABLES = ("latest_observation", "daily_price", "daily_cheapest", "price_change",
-                  "price_state")
-# The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone (and fast: no ICU).
-UTC_DAY = "DATE '1970-01-01' + CAST(floor(epoch_us({}) / 86400000000) AS INTEGER)"
-_KEY = "source, provider, offering, region, pricing"
+SUMMARY_TABLES = ("latest_observation", "daily_price", "price_change", "price_state",
+                  *DERIVED_TABLES)
+# The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone: the SQL macro
+# utc_day (views.sql), formatted around a column.
+UTC_DAY = "utc_day({})"
+_KEY = "source, provider, offering, region, pricing, term_months"
 
-# One day's last price per offering, from observation (`{where}` narrows it).
+# One day's last price per offering, from observation (`{where}` narrows it). An announced
+# price counts from its effective day; on that day it replaces the price it was announced for.
 _DAILY_PRICE = f"""
     INSERT INTO daily_price
-    SELECT {UTC_DAY.format("observed_at")} AS day, source, provider, offering, region,
-           pricing, gpu_model, gpu_count, arg_max(price_usd_per_hour, observed_at),
-           arg_max(price_usd_per_gpu_hour, observed_at), bool_or(gpu_only)
-    FROM observation
-    {{where}}
+    SELECT day, source, provider, offering, region, pricing, term_months, gpu_model, gpu_count,
+           arg_max(price_usd_per_hour, seen), arg_max(price_usd_per_gpu_hour, seen),
+           bool_or(gpu_only)
+    FROM (SELECT * REPLACE (coalesce(term_months, 0) AS term_months),
+                 {UTC_DAY.format("observed_at")} AS day,
+                 (observed_at, coalesce(effective_from, DATE '0001-01-01')) AS seen
+          FROM observation {{where}})
+    WHERE effective_from IS NULL OR effective_from <= day
     GROUP BY ALL
     ORDER BY day, source
-"""
-# The cheapest current offer per model and pricing at the end of day $day (the macro cannot
-# be joined laterally over many days: DuckDB does not flatten its subqueries, so one per day).
-_DAILY_CHEAPEST = """
-    INSERT INTO daily_cheapest
-    SELECT $day, gpu_model, pricing, min(price_usd_per_gpu_hour),
-           arg_min(provider, price_usd_per_gpu_hour),
-           arg_min(offering, price_usd_per_gpu_hour), count(*)
-    FROM current_price_at($end_of_day)
-    WHERE NOT stale AND NOT gpu_only AND gpu_model <> 'unknown'
-    GROUP BY ALL
 """
 # Moves of each offering's daily price (`{where}` narrows daily_price, e.g. to one source).
 _PRICE_CHANGES = f"""
@@ -64,7 +60,7 @@ _PRICE_CHANGES = f"""
         FROM daily_price {{where}}
         WINDOW w AS (PARTITION BY {_KEY} ORDER BY day)
     )
-    SELECT day, old_day, {_KEY}, gpu_model, gpu_count, old_price, price_usd_per_hour,
+    SELECT day, old_day, {_KEY}, gpu_model, gpu_count, gpu_only, old_price, price_usd_per_hour,
            round(100 * (price_usd_per_hour - old_price) / old_price, 2)
     FROM ordered
     WHERE old_price IS NOT NULL AND price_usd_per_hour <> old_price
@@ -72,7 +68,7 @@ _PRICE_CHANGES = f"""
 """
 _PRICE_STATE = f"""
     INSERT INTO price_state
-    SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
+    SELECT {_KEY}, day, gpu_model, gpu_count, gpu_only, price_usd_per_hour
     FROM daily_price {{where}}
     QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY day DESC, gpu_model, gpu_count) = 1
 """
@@ -91,12 +87,12 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> None:
         JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
                              AND o.observed_at = c.observed_at""")
     # after latest_observation: current_price_at reads the current captures from it
-    _refresh_daily_cheapest(con, None)
+    refresh_days(con, None)
 
 
 def rebuild_committed(con: duckdb.DuckDBPyConnection) -> None:
     """`rebuild` in its own transaction (after a migration)."""
-    with write_transaction(con):
+    with transaction(con):
         rebuild(con)
 
 
@@ -107,21 +103,6 @@ def _refresh_daily_price(con: duckdb.DuckDBPyConnection, source: str, day: date)
     con.execute(_DAILY_PRICE.format(
         where="WHERE source = $s AND observed_at >= $start AND observed_at < $end"),
         {"s": source, "start": start, "end": start + timedelta(days=1)})
-
-
-def end_of_day(day: date) -> datetime:
-    """The last microsecond of a UTC day: the moment a day's current prices are taken at."""
-    return datetime.combine(day + timedelta(days=1), time(), UTC) - timedelta(microseconds=1)
-
-
-def _refresh_daily_cheapest(con: duckdb.DuckDBPyConnection, since: date | None) -> None:
-    """daily_cheapest of every observed day from `since` on (one day for a new night)."""
-    since = since or date.min
-    con.execute("DELETE FROM daily_cheapest WHERE day >= $d", {"d": since})
-    days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day >= $d ORDER BY day",
-                       {"d": since}).fetchall()
-    for (day,) in days:
-        con.execute(_DAILY_CHEAPEST, {"day": day, "end_of_day": end_of_day(day)})
 
 
 def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date, *,
@@ -138,7 +119,8 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date,
         f"""
         INSERT INTO price_change
         SELECT t.day, p.last_day, t.source, t.provider, t.offering, t.region, t.pricing,
-               t.gpu_model, t.gpu_count, p.price_usd_per_hour, t.price_usd_per_hour,
+               t.term_months, t.gpu_model, t.gpu_count, t.gpu_only, p.price_usd_per_hour,
+               t.price_usd_per_hour,
                round(100 * (t.price_usd_per_hour - p.price_usd_per_hour)
                      / p.price_usd_per_hour, 2)
         FROM daily_price t JOIN price_state p USING ({_KEY})
@@ -160,7 +142,7 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date,
     con.execute(
         f"""
         INSERT INTO price_state
-        SELECT {_KEY}, day, gpu_model, gpu_count, price_usd_per_hour
+        SELECT {_KEY}, day, gpu_model, gpu_count, gpu_only, price_usd_per_hour
         FROM daily_price WHERE source = $s AND day = $d
         QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY gpu_model, gpu_count) = 1
         """,
@@ -245,4 +227,4 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
                    current=(current[0], current[1]) if current else (None, None))
     changed_from = min([*days, *([run_day] if run_day else [])], default=None)
     if changed_from is not None:
-        _refresh_daily_cheapest(con, changed_from)
+        refresh_days(con, changed_from)

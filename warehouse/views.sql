@@ -1,5 +1,16 @@
--- Views, named for the question they answer. Recreated on every open, so they always match
--- this code; they hold no data of their own.
+-- Views and macros, named for the question they answer. Recreated on every open, so they
+-- always match this code; they hold no data of their own. The semantic layer's rules that
+-- need a setting (the pricing set, market.toml's outlier fences) are SQL built by
+-- warehouse/semantic.py on top of the macros here; stale_after() (the freshness limit,
+-- contract.STALE_AFTER_H) is created by warehouse.connection.refresh_views just before this.
+
+-- A run whose capture holds its source's prices: it stored them, or re-confirmed a capture
+-- stored earlier (contract.CONFIRMING). Every "last success" below is one of these runs.
+CREATE OR REPLACE MACRO confirms(status) AS status IN ('success', 'unchanged');
+
+-- The UTC calendar day of a TIMESTAMPTZ, whatever the session's TimeZone (and fast: no ICU).
+CREATE OR REPLACE MACRO utc_day(moment) AS
+    DATE '1970-01-01' + CAST(floor(epoch_us(moment) / 86400000000) AS INTEGER);
 
 -- Every stored capture per source, from the run record alone (cheap at any history size).
 -- An "unchanged" run re-confirms a capture stored earlier; `last_seen_at` is the newest time
@@ -11,16 +22,15 @@ SELECT source, capture_id,
        max(observed_at) AS last_seen_at,
        max(finished_at) AS last_success_at
 FROM scrape_run
-WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL
+WHERE confirms(status) AND capture_id IS NOT NULL
 GROUP BY source, capture_id;
 
--- The capture each source's prices currently come from: the one its latest success/unchanged
--- run saw (= the capture_seen row with the newest last_seen_at). Written to aggregate only the
+-- The capture each source's prices currently come from: the one its latest confirming run
+-- saw (= the capture_seen row with the newest last_seen_at). Written to aggregate only the
 -- runs of that capture, not every capture ever seen (it runs on every append and query).
 CREATE OR REPLACE VIEW latest_capture AS
 WITH seen AS (
-    SELECT * FROM scrape_run
-    WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL
+    SELECT * FROM scrape_run WHERE confirms(status) AND capture_id IS NOT NULL
 ), pick AS (
     SELECT source, arg_max(capture_id, observed_at) AS capture_id,
            max(finished_at) AS last_success_at
@@ -33,56 +43,55 @@ SELECT p.source, p.capture_id,
 FROM pick p LEFT JOIN seen s ON s.source = p.source AND s.capture_id = p.capture_id
 GROUP BY p.source, p.capture_id;
 
--- Per source: last run, last success, rows, and whether its prices are stale (no success
--- within stale_after()).
-CREATE OR REPLACE VIEW source_status AS
-WITH last_run AS (
-    SELECT source, arg_max(status, finished_at) AS last_status,
-           arg_max(error, finished_at) AS last_error,
-           arg_max(rows_stored, finished_at) AS rows_last_run,
-           arg_max(rows_quarantined, finished_at) AS quarantined_last_run,
-           arg_max(unknown_gpus, finished_at) AS unknown_gpus,
-           -- what the last successful parse skipped, by reason (warehouse.ingest.skips_note)
-           arg_max(coalesce(regexp_extract(note, 'skipped: (.*)$', 1), ''), finished_at)
-               FILTER (WHERE status = 'success') AS skipped_last_parse,
-           -- the last run that parsed rows: how many the screens and checks quarantined, and
-           -- what the screens held or flagged, by screen (warehouse.ingest.skips_note)
-           arg_max(rows_quarantined, finished_at) FILTER (WHERE rows_parsed > 0)
-               AS quarantined_last_parse,
-           arg_max(coalesce(regexp_extract(note, 'screened: ([^;]*)', 1), ''), finished_at)
-               FILTER (WHERE rows_parsed > 0) AS screened_last_parse,
-           max(finished_at) AS last_run_at
-    FROM scrape_run GROUP BY source
+-- ---- THE SEMANTIC LAYER: each concept once (warehouse/semantic.py builds the rest on these)
+
+-- FRESHNESS as of a moment, per registered source: the newest time a confirming run saw its
+-- prices (observed time, so a backfilled snapshot counts as of its own date and a report of a
+-- past week sees the runs of that week only), the last run by then, and
+-- `stale` = not seen within stale_after() (48 h) before `as_of`. A stale source's prices are
+-- not comparable offers; one seen on an earlier UTC day but within the limit is carried
+-- forward (`carried_days` > 0, flagged).
+CREATE OR REPLACE MACRO freshness_at(as_of) AS TABLE
+WITH runs AS (
+    SELECT * FROM scrape_run WHERE coalesce(observed_at, started_at) <= as_of
+), seen AS (
+    SELECT source, max(observed_at) AS seen_at, arg_max(capture_id, observed_at) AS capture_id
+    FROM runs WHERE confirms(status) AND capture_id IS NOT NULL GROUP BY source
+), last_run AS (
+    SELECT source, arg_max(status, coalesce(observed_at, started_at)) AS last_status,
+           arg_max(error, coalesce(observed_at, started_at)) AS last_error
+    FROM runs GROUP BY source
 )
-SELECT src.source, src.provider, src.kind, src.url, src.aggregator,
-       r.last_run_at, r.last_status, r.last_error, c.last_success_at, c.observed_at AS prices_as_of,
-       coalesce(c.latest_rows, 0) AS latest_rows, r.rows_last_run, r.quarantined_last_run,
-       r.unknown_gpus, r.skipped_last_parse, r.quarantined_last_parse, r.screened_last_parse,
-       (c.last_success_at IS NULL OR c.last_success_at < now() - stale_after()) AS stale
+SELECT src.source, src.provider, src.kind, src.aggregator,
+       s.seen_at AS last_success_at, c.stored_observed_at AS prices_as_of,
+       coalesce(c.rows_stored, 0) AS rows, coalesce(r.last_status, 'never run') AS last_status,
+       r.last_error, utc_day(as_of) - utc_day(s.seen_at) AS carried_days,
+       (s.seen_at IS NULL OR s.seen_at < as_of - stale_after()) AS stale
 FROM source src
-LEFT JOIN last_run r USING (source)
-LEFT JOIN latest_capture c USING (source);
+LEFT JOIN seen s USING (source)
+LEFT JOIN capture_seen c ON c.source = s.source AND c.capture_id = s.capture_id
+LEFT JOIN last_run r ON r.source = src.source;
 
--- THE definition of "the current price". Everything that asks what a price was (or is) reads
--- it through these three macros: latest_price, latest_price_all_sources, the daily_cheapest
--- summary (warehouse/summaries.py), reports.queries.current_prices_at and the report's chart.
--- stale_after() (the staleness limit) is created from contract.STALE_AFTER_H by
--- warehouse.connection.refresh_views just before this file runs.
-
--- Per source, the capture its prices came from at `as_of`: the one its last success/unchanged
--- run at or before `as_of` saw; `last_success_at` = that source's last success by then.
+-- Per source, the capture its prices came from at `as_of`: the one its last confirming run
+-- at or before `as_of` saw, with when that run saw it (`seen_at`).
 CREATE OR REPLACE MACRO capture_at(as_of) AS TABLE
 SELECT s.source, arg_max(s.capture_id, s.observed_at) AS capture_id,
        arg_max(c.stored_observed_at, s.observed_at) AS observed_at,
-       max(s.finished_at) AS last_success_at
+       max(s.observed_at) AS seen_at
 FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
-WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
+WHERE confirms(s.status) AND s.observed_at <= as_of
 GROUP BY s.source;
 
--- Every source's observations in effect at `as_of` (aggregators included, no precedence),
--- with the source's kind and whether it was stale then. A capture that is still a source's
--- current one is read from latest_observation (~15k rows, kept by warehouse/summaries.py);
--- only older captures are looked up in observation.
+-- AN ANNOUNCED PRICE (effective_from after the day asked about) is not in force yet; a row
+-- without effective_from is in force when seen. Of one offering's rows in force, the one with
+-- the latest effective_from is its price (current_price_at).
+CREATE OR REPLACE MACRO in_force(effective_from, as_of) AS
+    effective_from IS NULL OR effective_from <= utc_day(as_of);
+
+-- Every source's observations in force at `as_of` (aggregators included, no precedence),
+-- with the source's kind and freshness then. A capture that is still a source's current one
+-- is read from latest_observation (~15k rows, kept by warehouse/summaries.py); only older
+-- captures are looked up in observation.
 -- An aggregator's part for one provider that its current capture lacks (the provider's part
 -- was rejected by a volume gate, or the capture does not mention it) stays in effect: the
 -- provider's last stored part at `as_of` (provider_capture, migration 007), stale once no run
@@ -108,53 +117,50 @@ WITH cap AS (
     FROM parts ANTI JOIN current_parts USING (source, provider)
     GROUP BY source, provider
 ), held_seen AS (
-    SELECT s.source, s.capture_id, max(s.finished_at) AS last_success_at
+    SELECT s.source, s.capture_id, max(s.observed_at) AS seen_at
     FROM scrape_run s SEMI JOIN held_parts h USING (source, capture_id)
-    WHERE s.status IN ('success', 'unchanged') AND s.observed_at <= as_of
+    WHERE confirms(s.status) AND s.observed_at <= as_of
     GROUP BY s.source, s.capture_id
 ), picked AS (
-    SELECT o.*, r.last_success_at FROM latest_observation o
+    SELECT o.*, r.seen_at FROM latest_observation o
     JOIN recent r ON o.source = r.source AND o.capture_id = r.capture_id
                  AND o.observed_at = r.observed_at
     UNION ALL
-    SELECT o.*, r.last_success_at FROM observation o
+    SELECT o.*, r.seen_at FROM observation o
     JOIN older r ON o.source = r.source AND o.capture_id = r.capture_id
                 AND o.observed_at = r.observed_at
     UNION ALL
-    SELECT o.*, seen.last_success_at FROM observation o
+    SELECT o.*, seen.seen_at FROM observation o
     JOIN held_parts p ON o.source = p.source AND o.provider = p.provider
                      AND o.capture_id = p.capture_id AND o.observed_at = p.observed_at
     JOIN held_seen seen ON seen.source = p.source AND seen.capture_id = p.capture_id
 )
-SELECT p.* EXCLUDE (last_success_at), src.aggregator, src.kind AS source_kind,
-       p.last_success_at, (p.last_success_at < as_of - stale_after()) AS stale
-FROM picked p JOIN source src ON src.source = p.source;
+SELECT p.* EXCLUDE (seen_at), src.aggregator, src.kind AS source_kind,
+       p.seen_at AS last_success_at, utc_day(as_of) - utc_day(p.seen_at) AS carried_days,
+       (p.seen_at < as_of - stale_after()) AS stale
+FROM picked p JOIN source src ON src.source = p.source
+WHERE in_force(p.effective_from, as_of);
 
--- An announced price (effective_from after the day asked about) is not in force yet; a row
--- without effective_from is in force when seen. Current-price selection keeps rows
--- in_force(effective_from, as_of) and, of one offering's rows in force, the one with the
--- latest effective_from (nulls first).
-CREATE OR REPLACE MACRO in_force(effective_from, as_of) AS
-    effective_from IS NULL OR effective_from <= CAST(as_of AS DATE);
-
--- Which source speaks for a provider when several have its price: its own API, then its own
--- page, then catalogs; aggregators (skypilot, opencomputeprices, ec2instances) come last.
+-- SOURCE PRECEDENCE: which source speaks for a provider when several have its price: its own
+-- API, then its own page, then catalogs; aggregators (skypilot, opencomputeprices,
+-- ec2instances) come last.
 CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
     (CASE WHEN aggregator THEN 10 ELSE 0 END)
     + (CASE kind WHEN 'api' THEN 0 WHEN 'page' THEN 1 WHEN 'catalog' THEN 2 ELSE 3 END);
 
--- The current price of every offering at `as_of`: one source per provider x GPU model x
+-- THE CURRENT PRICE of every offering at `as_of`: one source per provider x GPU model x
 -- pricing (the best by source_rank); aggregator rows fill in only for providers that have no
--- direct source at all.
+-- direct source at all. Of one offering's prices in force, an announced one now in force
+-- replaces the others (the latest effective_from wins).
 CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
-WITH in_force AS (
-    SELECT * FROM observations_at(as_of) WHERE in_force(effective_from, as_of)
+WITH in_force_rows AS (
+    SELECT * FROM observations_at(as_of)
 ), dated AS (  -- offerings with an announced price now in force, and its latest date
     SELECT source, provider, offering, region, pricing, gpu_count, gpu_only, term_months,
            max(effective_from) AS latest
-    FROM in_force WHERE effective_from IS NOT NULL GROUP BY ALL
-), seen AS (  -- of one offering's prices in force, the latest announced one replaces the rest
-    SELECT i.* FROM in_force i ANTI JOIN dated d
+    FROM in_force_rows WHERE effective_from IS NOT NULL GROUP BY ALL
+), seen AS (
+    SELECT i.* FROM in_force_rows i ANTI JOIN dated d
         ON i.source = d.source AND i.provider = d.provider AND i.offering = d.offering
        AND i.region = d.region AND i.pricing = d.pricing AND i.gpu_count = d.gpu_count
        AND i.gpu_only = d.gpu_only AND i.term_months IS NOT DISTINCT FROM d.term_months
@@ -171,11 +177,83 @@ WITH in_force AS (
 )
 SELECT k.* FROM kept k SEMI JOIN best b USING (provider, gpu_model, pricing, source);
 
+-- THE COMPARABLE-OFFER RULE: why an offer cannot be compared like for like with the others
+-- (NULL: it can), the first reason that applies. Known GPU; a whole offering (not a GPU price
+-- without its machine); at least one whole GPU (a slice is never shown as a whole GPU: it is
+-- left out everywhere); one of the pricing kinds asked for; available (unknown availability
+-- counts: most sources do not say); not stale. warehouse/semantic.py adds the last two
+-- rules, which need the other offers: unconfirmed jumps and market outliers.
+CREATE OR REPLACE MACRO excluded_because(gpu_model, gpu_only, gpu_count, pricing,
+                                         pricing_set, available, stale) AS
+    CASE WHEN gpu_model = 'unknown' THEN 'unknown_gpu'
+         WHEN gpu_only THEN 'gpu_only'
+         WHEN gpu_count < 1 THEN 'fractional'
+         WHEN NOT list_contains(pricing_set, pricing) THEN 'other_pricing'
+         WHEN available = false THEN 'unavailable'
+         WHEN stale THEN 'stale' END;
+
 -- The current price of every offering now, with `stale`.
 CREATE OR REPLACE VIEW latest_price AS SELECT * FROM current_price_at(now());
 
 -- Latest prices of every source, aggregators included (for cross-checks).
 CREATE OR REPLACE VIEW latest_price_all_sources AS SELECT * FROM observations_at(now());
+
+-- Per source: last run, last success, rows, and whether its prices are stale now
+-- (freshness_at(now()) plus what the last run and parse said).
+CREATE OR REPLACE VIEW source_status AS
+WITH last_run AS (
+    SELECT source, arg_max(rows_stored, finished_at) AS rows_last_run,
+           arg_max(rows_quarantined, finished_at) AS quarantined_last_run,
+           arg_max(unknown_gpus, finished_at) AS unknown_gpus,
+           -- what the last successful parse skipped, by reason (warehouse.ingest.skips_note)
+           arg_max(coalesce(regexp_extract(note, 'skipped: (.*)$', 1), ''), finished_at)
+               FILTER (WHERE status = 'success') AS skipped_last_parse,
+           -- the last run that parsed rows: how many the screens and checks quarantined, and
+           -- what the screens held or flagged, by screen (warehouse.ingest.skips_note)
+           arg_max(rows_quarantined, finished_at) FILTER (WHERE rows_parsed > 0)
+               AS quarantined_last_parse,
+           arg_max(coalesce(regexp_extract(note, 'screened: ([^;]*)', 1), ''), finished_at)
+               FILTER (WHERE rows_parsed > 0) AS screened_last_parse,
+           max(finished_at) AS last_run_at,
+           arg_max(status, finished_at) AS last_status,
+           arg_max(error, finished_at) AS last_error
+    FROM scrape_run GROUP BY source
+)
+SELECT src.source, src.provider, src.kind, src.url, src.aggregator,
+       r.last_run_at, r.last_status, r.last_error, c.last_success_at, c.observed_at AS prices_as_of,
+       coalesce(c.latest_rows, 0) AS latest_rows, r.rows_last_run, r.quarantined_last_run,
+       r.unknown_gpus, r.skipped_last_parse, r.quarantined_last_parse, r.screened_last_parse,
+       f.stale
+FROM source src
+LEFT JOIN last_run r USING (source)
+LEFT JOIN latest_capture c USING (source)
+LEFT JOIN freshness_at(now()) f USING (source);
+
+-- PRICE MOVES: each move of an offering's current price. price_change holds every source's
+-- moves; a move counts when its source was the one speaking for the offering that day
+-- (daily_source: source precedence at the end of the day) and the offering is comparable in
+-- itself (a known GPU, a whole offering, whole GPUs). Per GPU-hour figures alongside.
+CREATE OR REPLACE VIEW price_move AS
+SELECT c.changed_on, c.previous_day, c.provider, c.offering, c.region, c.pricing,
+       c.term_months, c.gpu_model, c.gpu_count,
+       round(c.old_price_usd_per_hour / c.gpu_count, 4) AS old_usd_per_gpu_hour,
+       round(c.new_price_usd_per_hour / c.gpu_count, 4) AS new_usd_per_gpu_hour,
+       c.pct_change, c.old_price_usd_per_hour, c.new_price_usd_per_hour, c.source
+FROM price_change c
+SEMI JOIN daily_source d ON d.day = c.changed_on AND d.source = c.source
+    AND d.provider = c.provider AND d.gpu_model = c.gpu_model AND d.pricing = c.pricing
+WHERE excluded_because(c.gpu_model, c.gpu_only, c.gpu_count, c.pricing, [c.pricing], NULL,
+                       false) IS NULL;
+
+-- THE CHEAPEST PER GPU PER DAY: the cheapest comparable offer (default pricing set) of each
+-- GPU model on each observed day, as prices stood at its end, with the offer's provenance:
+-- the first of the day's segment rows (daily_cheapest_segment), ties in warehouse.semantic
+-- OFFER_ORDER. Today's row is as of the last append; `gpuprices history` asks live instead.
+CREATE OR REPLACE VIEW daily_cheapest AS
+SELECT * EXCLUDE (segment, offers), sum(offers) OVER (PARTITION BY day, gpu_model) AS offers
+FROM daily_cheapest_segment
+QUALIFY row_number() OVER (PARTITION BY day, gpu_model
+                           ORDER BY usd_per_gpu_hour, provider, offering, region, pricing) = 1;
 
 -- Where a direct source and an aggregator disagree by more than 10 % on a provider's GPU price.
 CREATE OR REPLACE VIEW source_disagreement AS

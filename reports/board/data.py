@@ -1,25 +1,24 @@
-"""What the price board shows, read from the warehouse as polars frames (no HTML here).
+"""What the price board shows, read from the semantic layer as polars frames (no HTML here).
 
-Current prices, freshness and every table come from the weekly report's own functions
-(reports.queries.current_prices_at, source_freshness; the report section helpers), so the board
-the markdown report cannot disagree. The only SQL of this module is the per-segment price
-history, a question the report does not ask.
+Every number is one the weekly report and the CLI show too: the market price and its move are
+the stored market values and matched moves (`market`, `market-moves`), the cheapest is
+warehouse.semantic's (`cheapest`), the history lines are daily_cheapest's, freshness is
+freshness_at the page's as-of time.
 """
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from functools import cache
 
 import duckdb
 import polars as pl
 
-from reports.changes import cheapest_per_model
-from reports.comparison import catalog_order
-from reports.queries import STEADY_PRICING, current_prices_at, source_freshness, table_exists
-from schemas.gpus import CATALOG_PATH, UNKNOWN_GPU
+from reports.market.comparison import catalog_order
+from reports.market.moves import Moves, week_moves
+from reports.market.values import market_of
+from warehouse.semantic import ALL, Prices
+from warehouse.semantic_daily import segment_history
 
 __all__ = [
     "DAILY_POINTS_DAYS",
@@ -30,12 +29,10 @@ __all__ = [
     "compress_steps",
     "dot_points",
     "load_week",
-    "market_prices",
     "price_history",
-    "segment_of",
+    "tile_rows",
 ]
 
-SEGMENTS_PATH = CATALOG_PATH.with_name("provider_segments.csv")
 TILE_COUNT = 12
 # Daily points for the last year; older history is one point per ISO week (its last day).
 DAILY_POINTS_DAYS = 365
@@ -49,112 +46,64 @@ DOT_PRICING: dict[str, str] = {
 }
 
 
-@cache
-def _segments() -> dict[str, str]:
-    with SEGMENTS_PATH.open(encoding="utf-8") as handle:
-        return {row["provider"]: row["segment"] for row in csv.DictReader(handle)}
+# ---- the tiles: market price (or the cheapest offer where it is withheld) and the move ------
 
-
-def segment_of(provider: str) -> str:
-    """hyperscaler, neocloud, marketplace, serverless (schemas/provider_segments.csv) or other."""
-    return _segments().get(provider, "other")
-
-
-# ---- market price per GPU: the one place to switch when the market table lands -------------
-
-def market_prices(con: duckdb.DuckDBPyConnection, prices: pl.DataFrame,
-                  as_of: datetime) -> pl.DataFrame:
-    """(gpu_model, usd_per_gpu_hour, provider, stale, basis) per GPU model at `as_of`.
-
-    The published market price (table `market_price`, segment 'all', the newest day up to
-    `as_of`) where there is one; otherwise the cheapest current on-demand whole-offering price
-    (reports.changes), with the reason the market price was withheld in `basis`.
-    """
-    cheapest = cheapest_per_model(prices).with_columns(
-        pl.lit("cheapest on-demand offer").alias("basis"))
-    if not table_exists(con, "market_price"):
-        return cheapest
-    market = con.execute(
-        """
-        SELECT gpu_model, arg_max(usd_per_gpu_hour, day) AS market_usd,
-               arg_max(withheld_reason, day) AS withheld_reason,
-               arg_max(providers, day) AS providers
-        FROM market_price WHERE segment = 'all' AND day <= $day GROUP BY gpu_model
-        """, {"day": as_of.date()}).pl()
-    joined = cheapest.join(market, on="gpu_model", how="full", coalesce=True)
-    published = pl.col("market_usd").is_not_null()
-    return joined.select(
-        "gpu_model",
-        pl.when(published).then(pl.col("market_usd")).otherwise(pl.col("usd_per_gpu_hour"))
-        .alias("usd_per_gpu_hour"),
-        pl.when(published).then(None).otherwise(pl.col("provider")).alias("provider"),
-        pl.when(published).then(False).otherwise(pl.col("stale")).alias("stale"),
-        pl.when(published)
-        .then(pl.format("market price ({} providers)", pl.col("providers")))
-        .when(pl.col("withheld_reason").is_not_null())
-        .then(pl.format("cheapest on-demand offer (market price withheld: {})",
-                        pl.col("withheld_reason")))
-        .otherwise(pl.col("basis")).alias("basis"),
-    ).filter(pl.col("usd_per_gpu_hour").is_not_null())
-
-
-# ---- which GPUs get a tile and a history chart ---------------------------------------------
-
-def board_gpus(prices: pl.DataFrame, count: int = TILE_COUNT) -> list[str]:
-    """The `count` GPU models offered by the most providers now (steady pricing), catalog order."""
-    offered = (
-        prices.filter(pl.col("pricing").is_in(list(STEADY_PRICING)) & ~pl.col("gpu_only")
-                      & (pl.col("gpu_model") != UNKNOWN_GPU))
-        .group_by("gpu_model").agg(pl.col("provider").n_unique().alias("providers"))
-        .sort("providers", "gpu_model", descending=[True, False]).head(count)
-    )
+def board_gpus(market: pl.DataFrame, count: int = TILE_COUNT) -> list[str]:
+    """The `count` GPU models quoted by the most providers (the market's counted providers,
+    the same count `market` prints), in catalog order."""
+    offered = (market.filter(pl.col("segment") == ALL)
+               .sort("providers", "gpu_model", descending=[True, False]).head(count))
     return catalog_order(offered["gpu_model"].to_list())
+
+
+def tile_rows(prices: Prices, market: pl.DataFrame, moves: Moves,
+              gpus: list[str]) -> pl.DataFrame:
+    """One row per tile GPU: the published market price, else the cheapest comparable offer
+    (its provider named, `basis` saying why); the counted providers; the week's matched move."""
+    cheapest = prices.cheapest(gpu_models=gpus).select(
+        "gpu_model", pl.col("price_usd_per_gpu_hour").alias("cheapest_usd"),
+        pl.col("provider").alias("cheapest_provider"))
+    move = moves.moves.select("gpu_model", pl.col("old_usd"), "pct_change", "matched",
+                              pl.col("withheld_reason").alias("move_withheld"))
+    published = pl.col("usd_per_gpu_hour").is_not_null()
+    order = {m: i for i, m in enumerate(gpus)}
+    return (
+        market.filter((pl.col("segment") == ALL) & pl.col("gpu_model").is_in(gpus))
+        .select("gpu_model", "usd_per_gpu_hour", "providers", "withheld_reason")
+        .join(cheapest, on="gpu_model", how="left")
+        .join(move, on="gpu_model", how="left")
+        .select(
+            "gpu_model",
+            pl.when(published).then(pl.col("usd_per_gpu_hour"))
+            .otherwise(pl.col("cheapest_usd")).alias("usd_per_gpu_hour"),
+            pl.when(published).then(None).otherwise(pl.col("cheapest_provider"))
+            .alias("provider"),
+            "providers", "old_usd", "pct_change", "matched", "move_withheld",
+            pl.when(published).then(pl.format("market price ({} providers)", "providers"))
+            .otherwise(pl.format("cheapest offer (market price withheld: {})",
+                                 "withheld_reason")).alias("basis"))
+        .filter(pl.col("usd_per_gpu_hour").is_not_null())
+        .sort(pl.col("gpu_model").replace_strict(order, default=len(order)))
+    )
 
 
 # ---- price history per GPU and segment -------------------------------------------------------
 
-def price_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, until: date,
-                  pricing: tuple[str, ...] = STEADY_PRICING) -> pl.DataFrame:
-    """(gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source) over the whole
-    stored history up to `until`: the cheapest whole-offering price per segment and day, as
-    the change points of a step line (see compress_steps).
+def price_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
+                  until: date) -> pl.DataFrame:
+    """(gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source, gap_before)
+    over the whole stored history up to `until`: the cheapest comparable offer per segment and
+    observed day (daily_cheapest), as the change points of a step line (see compress_steps).
 
-    Daily for the last DAILY_POINTS_DAYS, then one point per ISO week (the week's last
-    observed day). As in the report, aggregator rows count only for providers without a
-    direct source that day.
+    Daily for the last DAILY_POINTS_DAYS, then one point per ISO week (its last observed day).
     """
-    providers = sorted(_segments())
-    frame = con.execute(
-        """
-        WITH days AS (
-            SELECT dp.day, dp.provider, dp.offering, dp.gpu_model, dp.source,
-                   dp.price_usd_per_gpu_hour AS usd, src.aggregator
-            FROM daily_price dp JOIN source src USING (source)
-            WHERE dp.day <= $until AND NOT dp.gpu_only
-              AND list_contains($models, dp.gpu_model) AND list_contains($pricing, dp.pricing)
-        ), direct AS (SELECT DISTINCT day, provider FROM days WHERE NOT aggregator
-        ), per_day AS (
-            SELECT gpu_model,
-                   coalesce($segments[list_position($providers, provider)], 'other') AS segment,
-                   day, min(usd) AS usd, arg_min(provider, usd) AS provider,
-                   arg_min(offering, usd) AS offering, arg_min(source, usd) AS source
-            FROM days d
-            WHERE NOT aggregator OR NOT EXISTS (
-                SELECT 1 FROM direct x WHERE x.day = d.day AND x.provider = d.provider)
-            GROUP BY ALL
-        )
-        SELECT gpu_model, segment, day, usd AS usd_per_gpu_hour, provider, offering, source
-        FROM per_day
-        QUALIFY row_number() OVER (
-            PARTITION BY gpu_model, segment,
-                CASE WHEN day > $until - $daily THEN day ELSE date_trunc('week', day) END
-            ORDER BY day DESC) = 1
-        ORDER BY gpu_model, segment, day
-        """,
-        {"until": until, "models": gpu_models, "pricing": list(pricing),
-         "providers": providers, "segments": [_segments()[p] for p in providers],
-         "daily": DAILY_POINTS_DAYS},
-    ).pl()
+    frame = segment_history(con, gpu_models, until=until)
+    recent = pl.col("day") > pl.lit(until - timedelta(days=DAILY_POINTS_DAYS))
+    frame = (frame.with_columns(pl.when(recent).then(pl.col("day"))
+                                .otherwise(pl.col("day").dt.truncate("1w")).alias("bucket"))
+             .sort("gpu_model", "segment", "day")
+             .group_by("gpu_model", "segment", "bucket", maintain_order=True).last()
+             .drop("bucket"))
     return compress_steps(frame)
 
 
@@ -177,27 +126,24 @@ def compress_steps(history: pl.DataFrame, gap_days: int = GAP_DAYS) -> pl.DataFr
         pl.Series(keep, dtype=pl.Boolean))
 
 
-# ---- the dot plot: every provider's current prices for one GPU ------------------------------
+# ---- the dot plot: every provider's comparable prices for one GPU ---------------------------
 
-def dot_points(prices: pl.DataFrame, gpu_model: str) -> pl.DataFrame:
+def dot_points(prices: Prices, gpu_model: str) -> pl.DataFrame:
     """(provider, segment, group, usd_per_gpu_hour, offers, example) for one GPU: one dot per
-    provider x pricing group x price (cent), `offers` counting the offers behind it."""
-    frame = prices.filter((pl.col("gpu_model") == gpu_model) & ~pl.col("gpu_only")
-                          & pl.col("pricing").is_in(list(DOT_PRICING)))
+    provider x pricing group x price (cent), `offers` counting the comparable offers behind it."""
+    frame = prices.comparable(tuple(DOT_PRICING)).filter(pl.col("gpu_model") == gpu_model)
     if frame.height == 0:
         return pl.DataFrame(schema={"provider": pl.String, "segment": pl.String,
                                     "group": pl.String, "usd_per_gpu_hour": pl.Float64,
-                                    "offers": pl.UInt32, "example": pl.String,
-                                    "stale": pl.Boolean})
+                                    "offers": pl.UInt32, "example": pl.String})
     return (
         frame.with_columns(pl.col("pricing").replace_strict(DOT_PRICING).alias("group"),
                            pl.col("price_usd_per_gpu_hour").round(2).alias("usd_per_gpu_hour"),
                            pl.format("{} ({})", "offering", "region").alias("example"))
         .sort("offering", "region")
-        .group_by("provider", "group", "usd_per_gpu_hour")
-        .agg(pl.len().alias("offers"), pl.col("example").first(), pl.col("stale").any())
-        .with_columns(pl.col("provider").map_elements(segment_of, pl.String).alias("segment"))
-        .select("provider", "segment", "group", "usd_per_gpu_hour", "offers", "example", "stale")
+        .group_by("provider", "segment", "group", "usd_per_gpu_hour")
+        .agg(pl.len().alias("offers"), pl.col("example").first())
+        .select("provider", "segment", "group", "usd_per_gpu_hour", "offers", "example")
         .sort("provider", "group", "usd_per_gpu_hour")
     )
 
@@ -208,40 +154,20 @@ def dot_points(prices: pl.DataFrame, gpu_model: str) -> pl.DataFrame:
 class WeekData:
     week: str
     as_of: datetime
-    prices: pl.DataFrame
+    prices: Prices
     freshness: pl.DataFrame
-    tiles: pl.DataFrame      # gpu_model, usd_per_gpu_hour, provider, stale, basis, old_usd, ...
+    tiles: pl.DataFrame      # tile_rows
     history: pl.DataFrame    # price_history rows for the tile GPUs
     gpus: list[str]
-
-
-def _tiles(con: duckdb.DuckDBPyConnection, prices: pl.DataFrame, old_prices: pl.DataFrame,
-           as_of: datetime, gpus: list[str]) -> pl.DataFrame:
-    now = market_prices(con, prices, as_of)
-    before = market_prices(con, old_prices, as_of - timedelta(days=7)).select(
-        "gpu_model", pl.col("usd_per_gpu_hour").alias("old_usd"))
-    providers = (prices.filter(pl.col("pricing").is_in(list(STEADY_PRICING))
-                               & ~pl.col("gpu_only"))
-                 .group_by("gpu_model").agg(pl.col("provider").n_unique().alias("providers")))
-    order = {m: i for i, m in enumerate(gpus)}
-    return (
-        now.filter(pl.col("gpu_model").is_in(gpus))
-        .join(before, on="gpu_model", how="left")
-        .join(providers, on="gpu_model", how="left")
-        .with_columns(((pl.col("usd_per_gpu_hour") - pl.col("old_usd")) / pl.col("old_usd")
-                       * 100).round(1).alias("pct_change"))
-        .sort(pl.col("gpu_model").replace_strict(order, default=len(order)))
-    )
 
 
 def load_week(con: duckdb.DuckDBPyConnection, *, week: str, as_of: datetime,
               history_until: date | None = None) -> WeekData:
     """Everything one week's page shows, as of `as_of`."""
-    prices = current_prices_at(con, as_of)
-    old_prices = current_prices_at(con, as_of - timedelta(days=7))
-    gpus = board_gpus(prices)
-    history = price_history(con, gpus, until=history_until or as_of.date())
-    return WeekData(week=week, as_of=as_of, prices=prices,
-                    freshness=source_freshness(con, as_of),
-                    tiles=_tiles(con, prices, old_prices, as_of, gpus), history=history,
-                    gpus=gpus)
+    prices = Prices(con, as_of)
+    market, _ = market_of(con, prices.day, now=as_of)
+    gpus = board_gpus(market)
+    tiles = tile_rows(prices, market, week_moves(con, prices.day, gpu_models=gpus), gpus)
+    history = price_history(con, gpus, until=history_until or prices.day)
+    return WeekData(week=week, as_of=as_of, prices=prices, freshness=prices.freshness(),
+                    tiles=tiles, history=history, gpus=gpus)

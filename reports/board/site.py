@@ -1,4 +1,7 @@
-"""The board's pages: one self-contained HTML file per ISO week, index.html = the latest week."""
+"""The board's pages: one self-contained HTML file per ISO week, index.html = the latest week.
+
+Each page is templates/page.html.j2 (jinja2, autoescaped) filled with reports.board.sections'
+values for the week."""
 
 from __future__ import annotations
 
@@ -12,17 +15,9 @@ import duckdb
 
 from contract.files import ensure_folder, write_text_atomic
 from reports.board.data import WeekData, load_week
-from reports.board.html import page
-from reports.board.sections import (
-    dots_section,
-    freshness_banner,
-    freshness_section,
-    history_section,
-    tables_section,
-    tiles_section,
-    when,
-)
-from reports.scenarios import Scenario
+from reports.board.html import render
+from reports.board.sections import page_context, when
+from reports.market.scenarios import Scenario
 
 __all__ = ["BoardBuild", "build_board", "render_week", "week_pages"]
 
@@ -31,29 +26,28 @@ WEEK_FILE = re.compile(r"^(\d{4}-W\d{2})\.html$")
 
 # ---- pages -------------------------------------------------------------------------------
 
-def _nav(week: str, weeks: Sequence[str]) -> str:
+def _nav(week: str, weeks: Sequence[str]) -> list[dict[str, str | None]]:
     ordered = sorted(set(weeks) | {week})
     i = ordered.index(week)
-    links = ['<a href="index.html">latest</a>']
+    links: list[dict[str, str | None]] = [{"href": "index.html", "rel": None, "text": "latest"}]
     if i > 0:
-        links.append(f'<a href="{ordered[i - 1]}.html" rel="prev">← {ordered[i - 1]}</a>')
+        links.append({"href": f"{ordered[i - 1]}.html", "rel": "prev",
+                      "text": f"← {ordered[i - 1]}"})
     if i + 1 < len(ordered):
-        links.append(f'<a href="{ordered[i + 1]}.html" rel="next">{ordered[i + 1]} →</a>')
-    return "".join(links)
+        links.append({"href": f"{ordered[i + 1]}.html", "rel": "next",
+                      "text": f"{ordered[i + 1]} →"})
+    return links
 
 
 def render_week(con: duckdb.DuckDBPyConnection, data: WeekData, *, weeks: Sequence[str] = (),
                 scenarios: list[Scenario] | None = None) -> str:
     """One week's page (the index is the same page for the latest week)."""
-    archive = " ".join(f'<a href="{w}.html">{w}</a>' for w in sorted(set(weeks) | {data.week},
-                                                                      reverse=True))
-    body = "".join([
-        freshness_banner(data.freshness), tiles_section(data), history_section(data),
-        dots_section(data), tables_section(con, data, scenarios),
-        freshness_section(data.freshness),
-        f'<section id="weeks"><h2>Weeks</h2><p class="weeks">{archive}</p></section>'])
-    return page(title=f"GPU price board · week {data.week}", as_of_text=when(data.as_of),
-                nav=_nav(data.week, weeks), body=body)
+    title = f"GPU price board · week {data.week}"
+    # The title's last word is kept whole ('2026-W47' must not break at its hyphen).
+    head, _, last = title.rpartition(" ")
+    return render("page.html.j2", title=title, title_head=head, title_last=last,
+                  as_of_text=when(data.as_of), nav=_nav(data.week, weeks),
+                  **page_context(con, data, weeks=weeks, scenarios=scenarios))
 
 
 def week_pages(out_dir: Path) -> list[str]:

@@ -15,8 +15,10 @@ import duckdb
 
 SECRET = "TOP-SECRET-CANARY-7f3a"
 # The summary tables' names before migration 005 renamed them.
+# Since migration 8, daily_cheapest is a view over daily_cheapest_segment (the table that
+# holds its rows): the crafted file drops the view and gives the table the old name.
 OLD_SUMMARY_NAMES = {"daily_price": "daily_price_summary", "price_change": "price_change_event",
-                     "daily_cheapest": "daily_cheapest_summary"}
+                     "daily_cheapest_segment": "daily_cheapest_summary"}
 
 
 @dataclass
@@ -68,6 +70,7 @@ def craft_issue_22_1(path: Path, secret_file: Path) -> None:
     con = duckdb.connect(str(path))
     try:
         con.execute("DELETE FROM schema_version WHERE version >= 5")
+        con.execute("DROP VIEW IF EXISTS daily_cheapest")
         for new, old in OLD_SUMMARY_NAMES.items():
             con.execute(f"ALTER TABLE {new} RENAME TO {old}")
         con.execute("ALTER TABLE observation RENAME TO observation_rows")

@@ -30,7 +30,7 @@ from contract import RawCapture
 from contract.files import FileWriteError, write_bytes_atomic, write_text_atomic
 from reports.board import build_board
 from reports.charts import plot_daily
-from reports.weekly import WeeklyReport, write_report
+from reports.weekly.report import WeeklyReport, write_report
 from tests.reports.conftest import NOW, Builder, build_market
 from warehouse.archive import archive, archive_path
 from warehouse.connection import connect

@@ -130,8 +130,8 @@ def test_kill_9_mid_append_leaves_whole_batch_or_none(tmp_path: Path) -> None:
     assert outcomes["none"] > 0, "no kill landed inside an append: the test aims badly"
 
     # The next run completes on the same file.
+    from contract.settings import Settings
     from flows.refresh import run_refresh
-    from gpuprices.settings import Settings
 
     done = run_refresh(Settings(warehouse=warehouse), source_names=["vastai"], offline=True)
     assert [o.ok for o in done] == [True], done
@@ -141,7 +141,7 @@ REFRESHER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from flows.refresh import run_refresh
-    from gpuprices.settings import Settings
+    from contract.settings import Settings
     from warehouse.connection import WarehouseBusy
     try:
         outcomes = run_refresh(Settings(warehouse=Path(sys.argv[1])), offline=True,
@@ -160,8 +160,8 @@ def start_refresh(warehouse: Path, wait_s: float) -> subprocess.Popen[str]:
 
 
 def one_night_rows(tmp_path: Path) -> int:
+    from contract.settings import Settings
     from flows.refresh import run_refresh
-    from gpuprices.settings import Settings
 
     return sum(o.rows_stored for o in run_refresh(
         Settings(warehouse=tmp_path / "single" / "w.duckdb"), offline=True))

@@ -26,7 +26,14 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from tests.conftest import REPO
-from tests.faults.hostile_files import SECRET, Canary, canary, craft_issue_22_1, fingerprint
+from tests.faults.hostile_files import (
+    OLD_SUMMARY_NAMES,
+    SECRET,
+    Canary,
+    canary,
+    craft_issue_22_1,
+    fingerprint,
+)
 from warehouse.connection import LATEST_SCHEMA_VERSION, WarehouseError, connect_read_only
 from warehouse.snapshot import read_dir
 
@@ -194,9 +201,9 @@ def test_migrate_upgrades_a_real_older_file_and_then_reads_work(night_copy: Path
     names back) is upgraded by `gpuprices migrate`, after which reads answer."""
     con = duckdb.connect(str(night_copy))
     con.execute("DELETE FROM schema_version WHERE version >= 5")
-    con.execute("ALTER TABLE daily_price RENAME TO daily_price_summary")
-    con.execute("ALTER TABLE price_change RENAME TO price_change_event")
-    con.execute("ALTER TABLE daily_cheapest RENAME TO daily_cheapest_summary")
+    con.execute("DROP VIEW daily_cheapest")  # a table before migration 8
+    for new, old in OLD_SUMMARY_NAMES.items():
+        con.execute(f"ALTER TABLE {new} RENAME TO {old}")
     con.close()
     refused = runner.invoke(app, ["query", "select 1", "-w", str(night_copy)])
     assert "gpuprices migrate" in one_error_line(refused.output)
@@ -277,8 +284,8 @@ def read_everything(con: duckdb.DuckDBPyConnection) -> None:
 
 @pytest.fixture(scope="module")
 def base_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from contract.settings import Settings
     from flows.refresh import run_refresh
-    from gpuprices.settings import Settings
 
     path = tmp_path_factory.mktemp("base") / "w.duckdb"
     run_refresh(Settings(warehouse=path), source_names=["vastai", "lambda"], offline=True)

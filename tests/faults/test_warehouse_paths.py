@@ -133,7 +133,7 @@ STALLED = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from flows.refresh_work import run_refresh
-    from gpuprices.settings import Settings
+    from contract.settings import Settings
 
     def stall(names, kwargs):
         print("running", flush=True)

@@ -75,6 +75,10 @@ def test_stale_source_fires_once_per_episode(tmp_path: Path, warehouse_path: Pat
 def test_events_reach_an_apprise_json_webhook(tmp_path: Path, warehouse_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     history = moving_history(tmp_path / "skypilot")
+    # The check after a refresh looks at the prices standing now: a snapshot of today (the
+    # 2024 history alone is stale now, so no price of it is a comparable offer).
+    today = datetime.now(UTC).date().isoformat()
+    write_snapshot(history, "lambda", today, lambda_csv(h100=1.99), f"{today}T00:00:00Z")
     with open_warehouse(warehouse_path) as con:
         backfill_skypilot(con, history, archive_root=tmp_path / "raw")
     rules_file = tmp_path / "alerts.toml"

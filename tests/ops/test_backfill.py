@@ -65,7 +65,7 @@ def test_price_moves_are_dated_and_shown_by_price_change(tmp_path: Path,
         assert jan == [(2.49,)]
         before = counts(con)
         again = backfill_skypilot(con, history, archive_root=tmp_path / "raw")
-        assert {r.status for r in again} == {"already imported"}
+        assert {r.status for r in again} == {"already stored"}
         assert counts(con) == before
 
 
@@ -116,7 +116,7 @@ def test_shared_history_sample(tmp_path: Path, warehouse_path: Path) -> None:
         assert h100 == (2.49,)
         before = counts(con)
         assert {r.status for r in backfill_skypilot(con, root, archive_root=tmp_path / "raw")} \
-            == {"already imported"}
+            == {"already stored"}
         assert counts(con) == before
 
 

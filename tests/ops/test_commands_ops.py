@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import UTC, datetime
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from flows.serve import build_deployments
 from gpuprices.cli import app
-from tests.ops.snapshots import moving_history
+from tests.ops.snapshots import lambda_csv, moving_history, write_snapshot
 
 
 def test_backfill_export_reparse_alerts_commands(tmp_path: Path) -> None:
@@ -25,7 +26,7 @@ def test_backfill_export_reparse_alerts_commands(tmp_path: Path) -> None:
         ("2024-01-01", "lambda, runpod", "success"), ("2024-02-01", "lambda, runpod", "success"),
         ("2024-03-01", "lambda, runpod", "success")]
     again = runner.invoke(app, ["backfill", "skypilot", str(history), *wh, "-f", "csv"])
-    assert again.output.count("already imported") == 3
+    assert again.output.count("already stored") == 3
 
     changes = runner.invoke(app, ["query", "SELECT count(*) AS n FROM price_change", *wh,
                                   "-f", "csv"])
@@ -42,6 +43,11 @@ def test_backfill_export_reparse_alerts_commands(tmp_path: Path) -> None:
     assert reparsed.exit_code == 0, reparsed.output
     assert reparsed.output.count(",reparsed,8,8,") == 2  # the February and March captures
 
+    # Alerts look at the prices standing now (the 2024 history is stale now): today's snapshot
+    today = datetime.now(UTC).date().isoformat()
+    write_snapshot(history, "lambda", today, lambda_csv(h100=1.99), f"{today}T00:00:00Z")
+    landed = runner.invoke(app, ["backfill", "skypilot", str(history.parent), *wh])
+    assert landed.exit_code == 0, landed.output
     rules = tmp_path / "rules.toml"
     rules.write_text('[[rule]]\nname = "h100"\nkind = "cheapest_below"\ngpu = "H100"\n'
                      "below_usd_per_gpu_hour = 2.0\n", encoding="utf-8")

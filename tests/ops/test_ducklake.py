@@ -8,10 +8,10 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+from contract.settings import load_settings
 from flows.backfill import backfill_skypilot
 from flows.refresh import run_refresh
 from gpuprices.cli import app
-from gpuprices.settings import load_settings
 from tests.ops.snapshots import lambda_csv, write_snapshot
 from warehouse.connection import WarehouseError, connect, connect_read_only, open_warehouse
 from warehouse.lake import load_ducklake, publish

@@ -176,7 +176,7 @@ WORKER = textwrap.dedent("""
     go = float(sys.argv[1])
     time.sleep(max(0.0, go - time.time()))
     result = refresh_now({sources!r}, True, {url!r})
-    from warehouse.txn import conflicts_seen
+    from warehouse.transaction import conflicts_seen
     print("STATUS", ",".join(sorted(o.status for o in result.outcomes)), conflicts_seen())
 """)
 
@@ -204,17 +204,17 @@ KILLER = textwrap.dedent("""
     from contextlib import contextmanager
     sys.path.insert(0, {repo!r})
     import warehouse.append
-    from warehouse.txn import write_transaction
+    from warehouse.transaction import transaction
     delay, landings = float(sys.argv[1]), [0]
 
     @contextmanager
     def dies_in_commit(con):
-        with write_transaction(con):
+        with transaction(con):
             yield
             landings[0] += 1
             if landings[0] == 3:  # the third landing: killed while its COMMIT runs
                 threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
-    warehouse.append.write_transaction = dies_in_commit
+    warehouse.append.transaction = dies_in_commit
     from flows.refresh_work import refresh_now
     refresh_now({sources!r}, True, {url!r})
     print("NOT KILLED")

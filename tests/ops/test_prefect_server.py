@@ -36,7 +36,7 @@ from flows.serve import (
     weekly_report_flow,
 )
 from scrapers.registry import all_sources
-from tests.faults.conftest import dummy_secrets
+from tests.faults.conftest import dummy_secrets, ecb_rates_today
 from tests.faults.server import FaultServer
 from tests.faults.server import running as fault_server_running
 from tests.ops.receiver import http_receiver
@@ -262,7 +262,8 @@ async def run_logs(api_url: str, flow_run_id: Any) -> list[Any]:
             flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
 
 
-def logs_once_in(api_url: str, flow_run_id: Any, *starts: str, timeout_s: float = 60) -> list[Any]:
+def logs_once_in(api_url: str, flow_run_id: Any, *starts: str,
+                 timeout_s: float = 180) -> list[Any]:
     """The run's logs, once a line starting with each of `starts` is there: the server
     stores log lines a little after the run ends, the last ones (summary, ALERT) last."""
     def complete() -> list[Any] | None:
@@ -379,12 +380,14 @@ REFRESH = f"refresh/{REFRESH_DEPLOYMENT}"
 REPORT = f"weekly-report/{REPORT_DEPLOYMENT}"
 
 
-def online_env(server: FaultServer, failing: str) -> dict[str, str]:
-    """Every source sent to a local fault server, `failing` answering HTTP 503."""
+def online_env(server: FaultServer, failing: str, folder: Path) -> dict[str, str]:
+    """Every source sent to a local fault server, `failing` answering HTTP 503; the ECB rates
+    (fetched first: euro prices need today's rate) from it too."""
     env = {f"GPUPRICES_BASE_URL_{name.upper().replace('-', '_')}": server.url(name)
-           for name in all_sources()}
+           for name in [*all_sources(), "ecb"]}
     for source in all_sources().values():
         server.plan(source, "http503" if source.name == failing else "healthy")
+    server.plan(ecb_rates_today(folder), "healthy")
     # a generous read timeout: on a loaded machine a healthy local answer can take seconds
     return {**env, **dummy_secrets(), "GPUPRICES_TIMEOUT_S": "30", "GPUPRICES_RETRIES": "2",
             "GPUPRICES_BACKOFF_S": "0.01"}
@@ -418,8 +421,8 @@ def test_deploy_and_a_worker_run_what_the_scheduler_creates(
 
     with fault_server_running() as server:
         worker_env = prefect_server.env(GPUPRICES_WAREHOUSE=str(warehouse),
-                                        GPUPRICES_ALERTS=str(rules), **online_env(server,
-                                                                                  "vastai"))
+                                        GPUPRICES_ALERTS=str(rules),
+                                        **online_env(server, "vastai", tmp_path))
         due = one_run_soon(api, REFRESH)
         worker = start([sys.executable, "-m", "prefect", "worker", "start", "--pool",
                         "gpuprices"], worker_env, tmp_path / "worker.log")

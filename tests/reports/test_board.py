@@ -13,41 +13,63 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from reports.board import build_board, week_pages
-from reports.board.data import compress_steps, load_week, market_prices, price_history
+from reports.board.data import compress_steps, load_week, price_history
 from reports.board.svg import nice_ticks
-from reports.market_store import ensure_market_tables
-from reports.queries import current_prices_at
 from tests.reports.conftest import NOW, Builder, build_market, offer
 from warehouse.connection import connect
+from warehouse.semantic import cheapest_at
+from warehouse.semantic_market import market_moves
 
-TILE = re.compile(r'<article class="tile" data-gpu="([^"]+)" data-usd="([^"]+)">(.*?)</article>')
+TILE = re.compile(r'<article class="tile" data-gpu="([^"]+)" data-usd="([^"]+)">(.*?)</article>',
+                  re.S)
 
 
 def tiles(html: str) -> dict[str, tuple[float, str]]:
     return {m.group(1): (float(m.group(2)), m.group(3)) for m in TILE.finditer(html)}
 
 
-def cheapest_on_demand(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
-    """Asked of the latest_price view directly, not through the board's code."""
-    return dict(con.execute(
-        "SELECT gpu_model, min(price_usd_per_gpu_hour) FROM latest_price "
-        "WHERE pricing = 'on_demand' AND NOT gpu_only GROUP BY 1").fetchall())
+def cheapest(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    """Asked of the semantic layer's SQL directly, not through the board's code."""
+    rows = cheapest_at(con, NOW)
+    return dict(zip(rows["gpu_model"], rows["price_usd_per_gpu_hour"], strict=True))
 
 
-def test_tiles_show_the_cheapest_on_demand_price_and_the_weeks_move(
+def test_tiles_show_the_cheapest_offer_where_the_market_is_withheld(
         market: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     built = build_board(market, tmp_path, week="2026-W47", as_of=NOW)
     html = built.page.read_text(encoding="utf-8")
     shown = tiles(html)
-    expected = cheapest_on_demand(market)
-    assert set(shown) == set(expected)  # fewer GPUs than tiles: every GPU gets one
+    expected = cheapest(market)  # aws's T4 is stale: no comparable T4 offer, no T4 tile
+    assert set(shown) == set(expected) and "T4" not in shown
+    # Every market value is withheld here (too few providers): each tile names the cheapest
+    # comparable offer, the one `cheapest` lists first
     assert {gpu: usd for gpu, (usd, _) in shown.items()} == pytest.approx(expected)
-    assert "▼ 20.0% vs 7 days ago ($0.50)" in shown["RTX 4090"][1]  # 0.50 -> 0.40
-    assert "▲ 12.5% vs 7 days ago ($0.80)" in shown["A100 40GB"][1]  # 0.80 -> 0.90
-    assert "± 0%" in shown["A100 80GB"][1]
-    assert "no price 7 days ago" in shown["H100 SXM"][1]
-    assert "$0.53†" in shown["T4"][1]  # aws is 72 h old at NOW: stale, marked
+    assert "cheapest at vastai" in shown["RTX 4090"][1]
+    # The move is the market's matched move: withheld below three matched providers
+    assert "move withheld: 1 matched provider" in shown["RTX 4090"][1]
+    assert "move withheld: 2 matched providers" in shown["A100 40GB"][1]
+    assert "no market price 7 days ago" in shown["H100 SXM"][1]
     assert built.index is not None and built.index.read_text(encoding="utf-8") == html
+
+
+def test_tiles_show_the_market_price_and_its_matched_move(build: Builder,
+                                                          tmp_path: Path) -> None:
+    # a $2 -> $1.80, b $3, c $4 -> $4.40 on H100 SXM; d joins at $1 (coverage, not a move)
+    for name in "abcd":
+        build.source(name, name)
+    week_ago, now = NOW - timedelta(days=7), NOW
+    for at, prices in ((week_ago, (2.0, 3.0, 4.0)), (now, (1.8, 3.0, 4.4))):
+        for name, price in zip("abc", prices, strict=True):
+            build.capture(name, at, [offer(name, "h100", "H100 SXM", price)])
+    build.capture("d", now, [offer("d", "h100", "H100 SXM", 1.0)])
+    html = build_board(build.con, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
+    usd, tile = tiles(html)["H100 SXM"]
+    assert usd == pytest.approx(2.4)  # median of 1.0, 1.8, 3.0, 4.4: the market price
+    assert "4 providers" in tile and "cheapest at" not in tile
+    move = market_moves(build.con, week_ago.date(), now.date()).row(0, named=True)
+    # matched a, b, c: median 3.0 -> 3.0 = 0 %, whatever d's joining does to the median
+    assert (move["matched"], move["pct_change"]) == (3, 0.0)
+    assert "± 0% vs 7 days ago" in tile
 
 
 def test_failed_and_stale_sources_are_called_out(market: duckdb.DuckDBPyConnection,
@@ -87,30 +109,18 @@ def test_the_index_stays_on_the_newest_week(market: duckdb.DuckDBPyConnection,
     assert 'href="2026-W46.html" rel="prev"' in newest
 
 
-def test_market_price_table_is_used_when_the_warehouse_has_one(
-        market: duckdb.DuckDBPyConnection) -> None:
-    ensure_market_tables(market)
-    rows = [  # (day, gpu, usd or None when withheld, providers, reason)
-        (NOW.date() - timedelta(days=8), "RTX 4090", 0.35, 3, None),
-        (NOW.date(), "RTX 4090", 0.33, 3, None),
-        (NOW.date() + timedelta(days=1), "RTX 4090", 0.10, 3, None),  # after as_of: not seen
-        (NOW.date(), "A100 40GB", None, 1, "fewer than 3 providers"),
-    ]
-    for day, gpu, usd, providers, reason in rows:
-        market.execute(
-            "INSERT INTO market_price VALUES (?, ?, 'all', ?, 1, 1, 1, 1, 1, ?, ?, 0, [], ?, "
-            "'on_demand', now())", [day, gpu, usd, providers, providers, reason])
-    frame = market_prices(market, current_prices_at(market, NOW), NOW)
-    rtx = frame.filter(pl.col("gpu_model") == "RTX 4090").to_dicts()
-    assert rtx == [{"gpu_model": "RTX 4090", "usd_per_gpu_hour": 0.33, "provider": None,
-                    "stale": False, "basis": "market price (3 providers)"}]
-    a100 = frame.filter(pl.col("gpu_model") == "A100 40GB").row(0, named=True)
-    assert a100["basis"] == ("cheapest on-demand offer (market price withheld: "
-                             "fewer than 3 providers)")
-    assert a100["provider"] is not None  # the offer's provider is named
-    week = load_week(market, week="2026-W47", as_of=NOW)
-    assert week.tiles.filter(pl.col("gpu_model") == "RTX 4090")["pct_change"].item() == \
-        pytest.approx(round((0.33 - 0.35) / 0.35 * 100, 1))
+def test_load_week_reads_the_stored_market_and_moves(build: Builder) -> None:
+    for name in "abc":
+        build.source(name, name)
+    for at, price in ((NOW - timedelta(days=7), 2.0), (NOW, 2.2)):
+        for name, extra in zip("abc", (0.0, 0.5, 1.0), strict=True):
+            build.capture(name, at, [offer(name, "l4", "L4", price + extra)])
+    week = load_week(build.con, week="2026-W47", as_of=NOW)
+    row = week.tiles.row(0, named=True)
+    assert (row["gpu_model"], row["usd_per_gpu_hour"], row["providers"]) == \
+        ("L4", pytest.approx(2.7), 3)
+    assert row["basis"] == "market price (3 providers)" and row["provider"] is None
+    assert (row["matched"], row["old_usd"], row["pct_change"]) == (3, 2.5, pytest.approx(8.0))
 
 
 def test_history_is_daily_for_a_year_then_weekly_and_only_keeps_changes(

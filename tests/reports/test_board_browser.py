@@ -16,6 +16,7 @@ from reports.board import build_board
 from reports.markdown import money
 from tests.cdp import Browser, Page, find_chromium
 from tests.reports.conftest import NOW, Builder
+from warehouse.semantic import Prices
 
 pytestmark = [
     pytest.mark.timeout(180),
@@ -30,7 +31,7 @@ def luminance(css_rgb: str) -> float:
 
 
 def matrix(page: Page) -> dict[tuple[str, str], str]:
-    """(GPU, provider) -> the text of the on-demand comparison matrix cell, as rendered."""
+    """(GPU, provider) -> the text of the comparison matrix cell, as rendered."""
     rows = page.evaluate("""(() => {
         const t = document.querySelector('#matrix table');
         const heads = [...t.tHead.rows[0].cells].map(c => c.textContent);
@@ -49,11 +50,9 @@ def site(market: duckdb.DuckDBPyConnection, tmp_path: Path) -> Path:
 
 def test_board_in_headless_chromium(market: duckdb.DuckDBPyConnection, site: Path,
                                     tmp_path: Path) -> None:
-    on_demand = market.execute(
-        "SELECT gpu_model, provider, min(price_usd_per_gpu_hour), bool_or(stale) "
-        "FROM latest_price WHERE pricing = 'on_demand' AND NOT gpu_only "
-        "AND gpu_model <> 'unknown' AND available IS NOT FALSE GROUP BY ALL").fetchall()
-    stale_at_now = {"aws"}  # 72 h old at NOW (latest_price's own flag uses the real clock)
+    # the comparable offers at NOW, cheapest first (aws, 72 h old, is stale: not among them)
+    comparable = Prices(market, NOW).comparable()
+    cheapest_cell = comparable.group_by("gpu_model", "provider", maintain_order=True).first()
     with Browser(tmp_path / "profile") as browser:
         page = browser.new_page()
         page.viewport(1400, 900)
@@ -64,15 +63,15 @@ def test_board_in_headless_chromium(market: duckdb.DuckDBPyConnection, site: Pat
         tiles = dict(page.evaluate(
             "[...document.querySelectorAll('.tile')].map(t => "
             "[t.dataset.gpu, t.querySelector('.price').firstChild.textContent])"))
-        cheapest: dict[str, tuple[float, bool]] = {}
-        for gpu, provider, usd, _ in on_demand:
-            if gpu not in cheapest or usd < cheapest[gpu][0]:
-                cheapest[gpu] = (usd, provider in stale_at_now)
-        assert tiles == {gpu: money(usd, stale) for gpu, (usd, stale) in cheapest.items()}
+        # every market value is withheld here: each tile is the GPU's cheapest offer
+        cheapest = comparable.group_by("gpu_model", maintain_order=True).first()
+        assert tiles == {r["gpu_model"]: money(r["price_usd_per_gpu_hour"])
+                         for r in cheapest.to_dicts()}
 
         cells = matrix(page)
-        assert cells == {(gpu, provider): money(usd, provider in stale_at_now)
-                         for gpu, provider, usd, _ in on_demand}
+        assert cells == {(r["gpu_model"], r["provider"]):
+                         f"{money(r['price_usd_per_gpu_hour'])} {r['pricing']}"
+                         for r in cheapest_cell.to_dicts()}
 
         banner = page.evaluate("document.getElementById('failed-sources').textContent")
         assert "runpod" in banner and "HTTP 503" in banner

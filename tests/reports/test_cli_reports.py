@@ -75,8 +75,9 @@ def test_history_sparkline_and_plot(warehouse: str, tmp_path: Path) -> None:
 
 def test_scenario_named_and_ad_hoc(warehouse: str) -> None:
     named = run_csv("scenario", "500h-a100-40gb", "-w", warehouse)
+    # aws's price is 72 h old: stale, not a comparable offer, so not a way to do the job
     assert [(r["platform"], r["cost_usd"]) for r in named] == [
-        ("vastai", "450.0"), ("lambda", "550.0"), ("gcp", "1835.0"), ("aws", "2048.12")]
+        ("vastai", "450.0"), ("lambda", "550.0"), ("gcp", "1835.0")]
     result = runner.invoke(app, ["scenario", "--gpu-hours", "10", "--gpu", "A100 80GB", "-w",
                                  warehouse, "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -10,30 +10,28 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from contract.settings import load_settings
 from flows.backfill import replay_examples
+from flows.refresh_work import run_refresh
 from gpuprices.cli import app
 from reports.charts import chart_series, series_models
-from reports.queries import daily_cheapest_history
-from reports.weekly import build_report
+from reports.weekly.report import build_report
 from scrapers.demo_history import load_snapshots, replay_dates
 from scrapers.registry import all_sources
-from warehouse.append import finish_run, start_run
 from warehouse.connection import open_warehouse
-from warehouse.ingest import ingest
+from warehouse.semantic_daily import cheapest_history
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 
 
 def demo_warehouse(path: Path, now: datetime) -> None:
-    """`backfill examples` then what `refresh --offline` does, both as of `now`."""
+    """`backfill examples` then `refresh --offline` (its work, without the alert check), as
+    `make demo` runs them today."""
     sources = all_sources()
+    settings = load_settings(warehouse=str(path))
     with open_warehouse(path) as con:
-        replay_examples(con, sources, archive_root=path.parent / "raw", today=now.date())
-        start_run(con, "offline-refresh", "refresh", offline=True)
-        for source in sources.values():
-            ingest(con, source, source.example_capture(now), run_id="offline-refresh",
-                   archive_root=path.parent / "raw")
-        finish_run(con, "offline-refresh", "completed")
+        replay_examples(con, sources, archive_root=settings.archive_root, today=now.date())
+    run_refresh(settings, offline=True, run_id="offline-refresh")
 
 
 def section(markdown: str, number: int) -> str:
@@ -46,17 +44,20 @@ def section(markdown: str, number: int) -> str:
 def test_every_report_section_fills_whatever_the_day(now: datetime, warehouse_path: Path,
                                                      tmp_path: Path) -> None:
     demo_warehouse(warehouse_path, now)
+    now = datetime.now(UTC)  # the offline refresh stamps its prices with the time it ran
     with open_warehouse(warehouse_path) as con:
         report = build_report(con, as_of=now, chart_dir=tmp_path)
         moves = con.execute("SELECT count(*) FROM price_change").fetchone()[0]
-        history = daily_cheapest_history(
+        history = cheapest_history(
             con, [m for ms in series_models().values() for m in ms],
-            since=now.date() - timedelta(days=90), until=now.date())
+            since=now.date() - timedelta(days=90), until=now.date(), per_model=True, now=now)
     assert "**Demo data:**" in report.markdown and "HISTORY.toml" in report.markdown
     week = section(report.markdown, 4)
     assert "need at least a week of history" not in week
-    drops = week.split("### Biggest drops")[1].split("###")[0]
-    assert re.search(r"^\| H100 SXM \| \$\d", drops, re.MULTILINE), drops
+    # a market move over enough matched providers, and coverage changes apart
+    moved = week.split("(matched providers)")[1].split("###")[0]
+    assert re.search(r"^\| A100 80GB \| 3 \| \$\d", moved, re.MULTILINE), moved
+    assert "### Coverage changes (not price moves)" in week
     assert moves > 10
     assert report.charts and report.charts[0].stat().st_size > 0
     days_per_series = chart_series(history).group_by("series").len()

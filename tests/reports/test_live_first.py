@@ -1,12 +1,12 @@
-"""Rankings: offers one can rent now first; a stale price never above a live one."""
+"""Rankings list comparable offers only: a stale or unavailable price never ranks, however low."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from reports.queries import current_prices_at
-from reports.rankings import cheapest_offers, top_per_tier
+from reports.market.rankings import cheapest_offers, top_per_tier
 from tests.reports.conftest import NOW, Builder, offer
+from warehouse.semantic import Prices
 
 
 def _warehouse(build: Builder) -> None:
@@ -19,25 +19,22 @@ def _warehouse(build: Builder) -> None:
                                  offer("fresh", "live", "L4", 0.50)])
 
 
-def test_cheapest_lists_available_live_offers_first(build: Builder) -> None:
+def test_cheapest_lists_comparable_offers_only(build: Builder) -> None:
     _warehouse(build)
-    prices = current_prices_at(build.con, NOW)
-    ranked = cheapest_offers(prices, gpu_models=["L4"])
-    assert list(zip(ranked["offering"], ranked["stale"], strict=True)) == [
-        ("live", False), ("l4", True)]
+    prices = Prices(build.con, NOW)
+    assert cheapest_offers(prices, gpu_models=["L4"])["offering"].to_list() == ["live"]
+    # unavailable offers can be listed after the rest; a stale one never is
     everything = cheapest_offers(prices, gpu_models=["L4"], include_unavailable=True)
-    assert everything["offering"].to_list() == ["live", "l4", "gone"]
+    assert everything["offering"].to_list() == ["live", "gone"]
+    # two days earlier, `old` was fresh and the cheapest
+    earlier = Prices(build.con, NOW - timedelta(days=2))
+    assert cheapest_offers(earlier, gpu_models=["L4"])["offering"].to_list() == ["l4"]
 
 
-def test_tier_rankings_rank_stale_after_live(build: Builder) -> None:
+def test_tier_rankings_leave_stale_and_unavailable_out(build: Builder) -> None:
     _warehouse(build)
-    top = top_per_tier(current_prices_at(build.con, NOW))
-    assert list(zip(top["rank"], top["offering"], strict=True)) == [(1, "live"), (2, "l4")]
-
-
-def test_refresh_summary_tier_ranking_skips_past_unavailable(build: Builder) -> None:
-    _warehouse(build)
-    # The refresh summary ranks one offer per tier, on-demand: the unavailable $0.20 never
-    # comes first, and the live $0.50 ranks above the cheaper stale $0.30.
-    top = top_per_tier(current_prices_at(build.con, NOW), per_tier=1, pricing=("on_demand",))
-    assert top.filter(top["gpu_model"] == "L4")["offering"].to_list() == ["live"]
+    top = top_per_tier(Prices(build.con, NOW))
+    assert list(zip(top["rank"], top["offering"], strict=True)) == [(1, "live")]
+    # the refresh summary's one offer per tier is the same answer
+    one = top_per_tier(Prices(build.con, NOW), per_tier=1)
+    assert one.filter(one["gpu_model"] == "L4")["offering"].to_list() == ["live"]

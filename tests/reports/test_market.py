@@ -4,20 +4,35 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+import duckdb
 import polars as pl
 import pytest
 
-from reports.market import MarketConfig, day_end, market_at, market_offers
-from reports.market_changes import coverage_changes, matched_moves
-from reports.market_store import read_market, rebuild_market, update_market
 from tests.reports.conftest import Builder, offer
+from warehouse.semantic import MarketConfig, Prices, day_end
+from warehouse.semantic_market import (
+    computed_market,
+    coverage_changes,
+    market_moves,
+    read_market,
+)
+from warehouse.summaries import rebuild_committed
 
 DAY0 = date(2026, 11, 16)  # a Monday
 NOON = timedelta(hours=12)
 SEGMENTS = {"azure": "hyperscaler", "lambda": "neocloud", "runpod": "marketplace",
             "coreweave": "neocloud", "a": "neocloud", "b": "neocloud", "c": "neocloud",
             "d": "marketplace"}
-RULES = MarketConfig(pricing=("on_demand",))
+RULES = MarketConfig()
+
+
+def market_at(con: duckdb.DuckDBPyConnection, as_of: datetime, config: MarketConfig = RULES,
+              segments: dict[str, str] = SEGMENTS) -> tuple[pl.DataFrame, pl.DataFrame]:
+    return computed_market(con, as_of, config, segments)
+
+
+def market_offers(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
+    return Prices(con, as_of, config=RULES, segments=SEGMENTS).offers()
 
 
 def at(day: date) -> datetime:
@@ -51,10 +66,12 @@ def test_one_vote_per_provider_however_many_regional_rows(build: Builder) -> Non
     build.capture("runpod", at(DAY0), [offer("runpod", "H100 SXM", "H100 SXM", 2.50)])
     build.capture("coreweave", at(DAY0), [offer("coreweave", "HGX H100", "H100 SXM", 48.0,
                                                 count=8)])
-    providers, market = market_at(build.con, day_end(DAY0), RULES, SEGMENTS)
+    providers, market = market_at(build.con, day_end(DAY0))
     row = overall(market)
     assert row["usd_per_gpu_hour"] == pytest.approx(4.50)
-    assert (row["min_usd"], row["max_usd"]) == (pytest.approx(2.50), pytest.approx(11.0))
+    # min and max: the lowest and highest counted offer (azure's $96/8 = $12 row), not the
+    # lowest and highest provider median
+    assert (row["min_usd"], row["max_usd"]) == (pytest.approx(2.50), pytest.approx(12.0))
     assert row["p25_usd"] == pytest.approx(2.875)
     assert row["p75_usd"] == pytest.approx(7.25)
     assert row["dispersion"] == pytest.approx(4.375 / 4.5)
@@ -78,10 +95,10 @@ def test_an_outlier_listing_is_left_out_with_its_reason(build: Builder) -> None:
     build.capture("b", at(DAY0), [offer("b", "h100", "H100 SXM", 2.20)])
     build.capture("c", at(DAY0), [offer("c", "h100", "H100 SXM", 2.40),
                                   offer("c", "h100-cheap", "H100 SXM", 0.10)])
-    offers = market_offers(build.con, day_end(DAY0), RULES, SEGMENTS)
+    offers = market_offers(build.con, day_end(DAY0))
     cheap = offers.filter(pl.col("offering") == "h100-cheap").to_dicts()[0]
     assert (cheap["excluded"], cheap["preliminary_usd"]) == ("outlier", pytest.approx(2.00))
-    _, market = market_at(build.con, day_end(DAY0), RULES, SEGMENTS)
+    _, market = market_at(build.con, day_end(DAY0))
     row = overall(market)
     assert row["usd_per_gpu_hour"] == pytest.approx(2.20)
     assert (row["offers"], row["min_usd"]) == (3, pytest.approx(2.00))
@@ -97,50 +114,61 @@ def test_exclusion_reasons(build: Builder) -> None:
         offer("a", "spot", "H100 SXM", 0.9, pricing="spot"),
         offer("a", "unknown", "unknown", 0.9),
     ])
-    offers = market_offers(build.con, day_end(DAY0), RULES, SEGMENTS)
+    offers = market_offers(build.con, day_end(DAY0))
     reasons = dict(zip(offers["offering"], offers["excluded"], strict=True))
     assert reasons == {"ok": None, "gone": "unavailable", "chip": "gpu_only",
                        "slice": "fractional", "spot": "other_pricing",
                        "unknown": "unknown_gpu"}
 
 
-def _three_providers_four_days(build: Builder) -> None:
-    """a $2, b $3, c $4 every day; b's source fails on days 1 and 2 and is back on day 3."""
+def _three_providers(build: Builder, failing: tuple[int, ...], days: int = 4) -> None:
+    """a $2, b $3, c $4 every day at noon; b's source fails on the `failing` days."""
     sources(build, "a", "b", "c")
-    for i in range(4):
+    for i in range(days):
         day = DAY0 + timedelta(days=i)
         build.capture("a", at(day), [offer("a", "h100", "H100 SXM", 2.0)], run_id=f"r{i}")
         build.capture("c", at(day), [offer("c", "h100", "H100 SXM", 4.0)], run_id=f"r{i}")
-        if i in (1, 2):
+        if i in failing:
             build.failure("b", at(day), f"r{i}", "HTTP 503")
         else:
             build.capture("b", at(day), [offer("b", "h100", "H100 SXM", 3.0)], run_id=f"r{i}")
 
 
-def test_a_source_missing_two_days_is_carried_forward_and_never_a_move(build: Builder) -> None:
-    _three_providers_four_days(build)
-    days = [DAY0 + timedelta(days=i) for i in range(4)]
-    values = [market_at(build.con, day_end(d), RULES, SEGMENTS) for d in days]
-    # Every day: median of 2, 3, 4 = $3, three providers; b flagged on days 1 and 2.
-    assert [overall(m)["usd_per_gpu_hour"] for _, m in values] == [3.0] * 4
-    assert [overall(m)["carried_providers"] for _, m in values] == [[], ["b"], ["b"], []]
+def test_a_source_missing_a_day_is_carried_forward_and_never_a_move(build: Builder) -> None:
+    _three_providers(build, failing=(1,))
+    days = [DAY0 + timedelta(days=i) for i in range(3)]
+    values = [market_at(build.con, day_end(d)) for d in days]
+    # Every day: median of 2, 3, 4 = $3, three providers; b (seen 36 h before the end of day
+    # 1, within the 48 h freshness limit) carried forward and flagged on day 1.
+    assert [overall(m)["usd_per_gpu_hour"] for _, m in values] == [3.0] * 3
+    assert [overall(m)["carried_providers"] for _, m in values] == [[], ["b"], []]
     b_days = [p.filter(pl.col("provider") == "b")["carried_days"].item() for p, _ in values]
-    assert b_days == [0, 1, 2, 0]
-    # Day 0 -> day 2: b keeps its last seen $3 (named as carried forward): no move.
-    moves = matched_moves(values[0][0], values[2][0]).to_dicts()[0]
+    assert b_days == [0, 1, 0]
+    # The stored per-provider medians (kept by every append) give the same: day 0 -> day 1,
+    # b keeps its last seen $3, named as carried forward: no move.
+    moves = market_moves(build.con, days[0], days[1], config=RULES).to_dicts()[0]
     assert (moves["matched"], moves["pct_change"], moves["carried"]) == (3, 0.0, ["b"])
     assert (moves["providers_down"], moves["providers_up"]) == (0, 0)
-    assert coverage_changes(values[0][0], values[2][0]).height == 0
+    assert coverage_changes(build.con, days[0], days[1]).height == 0
 
 
-def test_a_source_silent_past_the_window_is_stale(build: Builder) -> None:
-    _three_providers_four_days(build)
-    # Day 5: no run since day 3 -> every source 2 days old, still carried; day 7: 4 days,
-    # past carry_forward_days = 3: every offer is stale and nothing is quoted.
-    offers = market_offers(build.con, day_end(DAY0 + timedelta(days=7)), RULES, SEGMENTS)
-    assert set(offers["excluded"]) == {"stale"}
-    _, market = market_at(build.con, day_end(DAY0 + timedelta(days=5)), RULES, SEGMENTS)
-    assert overall(market)["carried_providers"] == ["a", "b", "c"]
+def test_a_source_silent_past_the_freshness_limit_has_left(build: Builder) -> None:
+    # b fails on days 1 and 2: at the end of day 2 it was last seen 60 h before: stale, so
+    # it does not count, and the change is coverage (b left), not a price move.
+    _three_providers(build, failing=(1, 2))
+    offers = market_offers(build.con, day_end(DAY0 + timedelta(days=2)))
+    assert offers.filter(pl.col("provider") == "b")["excluded"].to_list() == ["stale"]
+    _, market = market_at(build.con, day_end(DAY0 + timedelta(days=2)))
+    assert (overall(market)["providers"], overall(market)["withheld_reason"]) == \
+        (2, "only 2 provider(s) quote it; the rule needs 3")
+    moves = market_moves(build.con, DAY0, DAY0 + timedelta(days=2), config=RULES).to_dicts()
+    assert [(m["matched"], m["pct_change"], m["withheld_reason"]) for m in moves] == [
+        (2, None, "only 2 matched provider(s); the rule needs 3")]
+    left = coverage_changes(build.con, DAY0, DAY0 + timedelta(days=2)).to_dicts()
+    assert [(r["provider"], r["change"]) for r in left] == [("b", "left")]
+    # Day 6: nobody seen since day 3 noon (84 h): every offer is stale, nothing is quoted.
+    late = market_offers(build.con, day_end(DAY0 + timedelta(days=6)))
+    assert set(late["excluded"]) == {"stale"}
 
 
 def test_a_provider_joining_mid_week_is_coverage_not_a_price_move(build: Builder) -> None:
@@ -155,15 +183,16 @@ def test_a_provider_joining_mid_week_is_coverage_not_a_price_move(build: Builder
         build.capture("c", at(day), [offer("c", "h100", "H100 SXM", 4.0)])
     build.capture("d", at(now - timedelta(days=3)), [offer("d", "h100", "H100 SXM", 1.0)])
     build.capture("d", at(now), [offer("d", "h100", "H100 SXM", 1.0)])
-    old, old_market = market_at(build.con, day_end(week_ago), RULES, SEGMENTS)
-    new, new_market = market_at(build.con, day_end(now), RULES, SEGMENTS)
+    _, old_market = market_at(build.con, day_end(week_ago))
+    _, new_market = market_at(build.con, day_end(now))
     assert overall(old_market)["usd_per_gpu_hour"] == 3.0
     assert overall(new_market)["usd_per_gpu_hour"] == 2.5
-    move = matched_moves(old, new).to_dicts()[0]
+    move = market_moves(build.con, week_ago, now, config=RULES).to_dicts()[0]
     assert (move["matched"], move["old_usd"], move["new_usd"], move["pct_change"]) == \
         (3, 3.0, 3.0, 0.0)
-    coverage = coverage_changes(old, new).to_dicts()
-    assert coverage == [{"gpu_model": "H100 SXM", "provider": "d", "segment": "marketplace",
+    coverage = coverage_changes(build.con, week_ago, now).to_dicts()
+    # (read from the stored table: segments of schemas/provider_segments.csv, where d is not)
+    assert coverage == [{"gpu_model": "H100 SXM", "provider": "d", "segment": "unclassified",
                          "change": "joined", "usd_per_gpu_hour": 1.0}]
 
 
@@ -180,7 +209,7 @@ def test_withheld_values_keep_their_reason(build: Builder) -> None:
                                   offer("b", "h100", "H100 SXM", 2.0)])
     build.capture("c", at(DAY0), [offer("c", "a100", "A100 80GB", 1.3),
                                   offer("c", "h100", "H100 SXM", 10.0)])
-    _, market = market_at(build.con, day_end(DAY0), RULES, SEGMENTS)
+    _, market = market_at(build.con, day_end(DAY0))
     reasons = {r["gpu_model"]: (r["usd_per_gpu_hour"], r["withheld_reason"])
                for r in market.filter(pl.col("segment") == "all").to_dicts()}
     assert reasons == {
@@ -191,26 +220,30 @@ def test_withheld_values_keep_their_reason(build: Builder) -> None:
     assert overall(market)["median_usd"] == 2.0  # still stored, for explain
 
 
-def test_the_stored_table_matches_and_updates_idempotently(build: Builder) -> None:
-    _three_providers_four_days(build)
-    now = at(DAY0 + timedelta(days=3)) + timedelta(hours=1)
-    days = update_market(build.con, now=now)
-    # Day 0 .. day 3 (the last observed day; today caps the carry-forward days).
-    assert days == [DAY0 + timedelta(days=i) for i in range(4)]
-    first = read_market(build.con, segment="all")
-    assert update_market(build.con, now=now) == [DAY0 + timedelta(days=3)]
-    assert read_market(build.con, segment="all").equals(first)
-    assert rebuild_market(build.con, now=now) == days
-    assert read_market(build.con, segment="all").equals(first)
-    assert first["usd_per_gpu_hour"].to_list() == [3.0] * 4
-    stored = build.con.execute(
+def test_the_stored_table_is_kept_by_every_append(build: Builder) -> None:
+    """No flow keeps the market table: each append's own transaction does, from the first
+    day it changed on. It equals the market computed from scratch, and a rebuild."""
+    _three_providers(build, failing=(1,))
+    stored = read_market(build.con, segment="all").select("day", "usd_per_gpu_hour",
+                                                          "providers")
+    # Day 0 .. day 3 and the carried-forward day after the last run (its prices 36 h old).
+    days = [DAY0 + timedelta(days=i) for i in range(5)]
+    assert stored["day"].to_list() == days
+    assert stored["usd_per_gpu_hour"].to_list() == [3.0] * 5
+    computed = pl.concat([market_at(build.con, day_end(d), segments={})[1].filter(
+        pl.col("segment") == "all") for d in days])
+    assert stored["usd_per_gpu_hour"].to_list() == computed["usd_per_gpu_hour"].to_list()
+    carried = build.con.execute(
         "SELECT carried_days FROM market_provider_price WHERE provider = 'b' ORDER BY day"
     ).fetchall()
-    assert [r[0] for r in stored] == [0, 1, 2, 0]
+    assert [r[0] for r in carried] == [0, 1, 0, 0, 1]
+    before = read_market(build.con)
+    rebuild_committed(build.con)
+    assert read_market(build.con).equals(before)
 
 
 def test_explain_market_line_by_line(build: Builder) -> None:
-    from reports.explain import explain_market
+    from reports.market.explain import explain_market
 
     sources(build, "a", "b", "c")
     build.capture("a", at(DAY0), [offer("a", "h100", "H100 SXM", 2.00)])
@@ -224,8 +257,9 @@ def test_explain_market_line_by_line(build: Builder) -> None:
                            now=at(DAY0 + timedelta(days=30)))
     assert lines == [
         "market price of H100 SXM on 2026-11-16, as prices stood at 2026-11-16 23:59 UTC",
-        "rule (reports/market.toml): pricing on_demand; available; whole offerings; at most 3 "
-        "days old; outliers below 1/3 or above 5x the preliminary median",
+        "rule (warehouse/market.toml): comparable offers, pricing on_demand, community, "
+        "serverless; available; whole GPUs; seen within 48 h; outliers below 1/3 or above 5x "
+        "the preliminary median",
         "counted (3 offers):",
         f"  a h100 (us, on_demand): $2.0000/h / 1 GPU = $2.0000/GPU-h; source a, capture "
         f"{cap['a']}, {seen}",
@@ -255,13 +289,13 @@ def test_explain_market_line_by_line(build: Builder) -> None:
 
 
 def test_explain_cheapest_names_what_it_passed_over(build: Builder) -> None:
-    from reports.explain import explain_cheapest
+    from reports.market.explain import explain_cheapest
 
     sources(build, "a", "b")
     build.capture("a", at(DAY0), [offer("a", "gone", "A100 80GB", 0.50, available=False),
                                   offer("a", "x1", "A100 80GB", 1.50)])
     build.capture("b", at(DAY0), [offer("b", "x8", "A100 80GB", 9.60, count=8)])
-    lines = explain_cheapest(build.con, ["A100 80GB"], at(DAY0))
+    lines = explain_cheapest(Prices(build.con, at(DAY0)), ["A100 80GB"])
     assert lines[1] == "answer: b x8 (us, on_demand) [A100 80GB]: $9.6000/h / 8 GPU = " \
                        "$1.2000/GPU-h"
     assert lines[3] == "cheaper offers passed over (1):"

@@ -8,15 +8,17 @@ import duckdb
 import polars as pl
 import pytest
 
-from reports.changes import model_moves, offering_diff
-from reports.comparison import cheapest_cells, comparison_section
-from reports.fit import fit_matrix, fitting_offers, parse_params, vram_needed_gb
-from reports.plans import effective_plans, plans_section
-from reports.queries import current_prices_at, reference_table, source_freshness
-from reports.rankings import cheapest_offers, top_per_tier
-from reports.rent_vs_buy import break_even
-from reports.scenarios import Scenario, evaluate, load_scenarios
+from reports.market.comparison import cheapest_cells, comparison_section
+from reports.market.fit import fit_matrix, fitting_offers, parse_params, vram_needed_gb
+from reports.market.moves import week_moves
+from reports.market.plans import effective_plans, plans_section
+from reports.market.rankings import cheapest_offers, top_per_tier
+from reports.market.rent_vs_buy import break_even
+from reports.market.scenarios import Scenario, evaluate, load_scenarios
+from reports.queries import reference_table
+from reports.weekly.changes import offering_diff
 from tests.reports.conftest import NOW, Builder, offer
+from warehouse.semantic import Prices
 
 
 def rows(frame: pl.DataFrame, *columns: str) -> list[tuple[object, ...]]:
@@ -24,63 +26,66 @@ def rows(frame: pl.DataFrame, *columns: str) -> list[tuple[object, ...]]:
 
 
 @pytest.fixture
-def prices(market: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return current_prices_at(market, NOW)
+def prices(market: duckdb.DuckDBPyConnection) -> Prices:
+    return Prices(market, NOW)
 
 
-def test_prices_prefer_direct_sources_and_flag_stale(prices: pl.DataFrame) -> None:
+def test_prices_prefer_direct_sources_and_flag_stale(prices: Prices) -> None:
+    offers = prices.offers()
     # skypilot's lambda row is hidden (lambda has its own source); its gcp rows are kept
-    assert prices.filter(pl.col("source") == "skypilot")["provider"].unique().to_list() == ["gcp"]
-    stale = prices.group_by("provider").agg(pl.col("stale").all()).sort("provider")
+    assert offers.filter(pl.col("source") == "skypilot")["provider"].unique().to_list() == ["gcp"]
+    stale = offers.group_by("provider").agg(pl.col("stale").all()).sort("provider")
     assert rows(stale, "provider", "stale") == [
         ("aws", True), ("gcp", False), ("lambda", False), ("runpod", False), ("vastai", False)]
-    assert prices.height == 18
+    assert offers.height == 18
+    # a stale price is not a comparable offer, whatever it costs
+    assert set(offers.filter(pl.col("provider") == "aws")["excluded"]) == {"stale"}
 
 
-def test_freshness_flags_a_source_last_successful_over_48h_ago(
-        market: duckdb.DuckDBPyConnection) -> None:
-    fresh = source_freshness(market, NOW)
-    assert rows(fresh, "source", "rows", "stale") == [
+def test_freshness_flags_a_source_not_seen_for_48h(prices: Prices,
+                                                   market: duckdb.DuckDBPyConnection) -> None:
+    assert rows(prices.freshness(), "source", "rows", "stale") == [
         ("aws", 2, True), ("lambda", 4, False), ("runpod", 4, False), ("skypilot", 3, False),
         ("vastai", 6, False)]
     # 47 h after aws's capture it was still fresh
-    assert not source_freshness(market, NOW - timedelta(hours=25))["stale"][0]
+    assert not Prices(market, NOW - timedelta(hours=25)).freshness()["stale"][0]
 
 
-def test_comparison_cells_cheapest_per_gpu_and_provider(prices: pl.DataFrame) -> None:
+def test_comparison_cells_cheapest_per_gpu_and_provider(prices: Prices) -> None:
     cells = cheapest_cells(prices, ("on_demand",))
     a100 = cells.filter(pl.col("gpu_model") == "A100 40GB")
-    assert rows(a100, "provider", "usd_per_gpu_hour", "stale") == [
-        ("aws", 4.09625, True), ("gcp", 3.67, False), ("lambda", 1.10, False),
-        ("vastai", 0.90, False)]
-    # the GPU-only GCP T4 price is not comparable with whole offerings
-    assert cells.filter(pl.col("gpu_model") == "T4")["provider"].to_list() == ["aws"]
+    # aws is stale: left out, as everywhere
+    assert rows(a100, "provider", "usd_per_gpu_hour") == [
+        ("gcp", 3.67), ("lambda", 1.10), ("vastai", 0.90)]
+    # the GPU-only GCP T4 price is not comparable with whole offerings, aws's T4 is stale
+    assert cells.filter(pl.col("gpu_model") == "T4").height == 0
     markdown = comparison_section(prices)
-    assert "| **A100 40GB** | $4.10† | $3.67 | $1.10 | – | $0.90 |" in markdown
-    assert "| **RTX 4090** | $0.44 community | $0.25 interruptible |" in markdown
+    assert ("| **A100 40GB** | $3.67 on_demand | $1.10 on_demand | – | $0.90 on_demand |"
+            in markdown)
+    assert "| **RTX 4090** | – | – | $0.44 community | $0.40 on_demand |" in markdown
+    assert "| **RTX 4090** | $0.25 interruptible |" in markdown
 
 
-def test_rankings_share_ranks_on_ties_and_keep_the_order(prices: pl.DataFrame) -> None:
+def test_rankings_share_ranks_on_ties_and_keep_the_order(prices: Prices) -> None:
     top = top_per_tier(prices)
     assert rows(top.filter(pl.col("tier") == "24 GB"), "rank", "provider", "offering",
                 "usd_per_gpu_hour") == [
         (1, "vastai", "3090", 0.25), (2, "vastai", "4090-a", 0.40), (2, "vastai", "4090-b", 0.40),
         (4, "runpod", "L4", 0.43), (5, "runpod", "RTX 4090", 0.44)]
-    low = top.filter(pl.col("tier") == "<=16 GB")
-    assert rows(low, "provider", "stale", "usd_per_gb_vram_hour") == [
-        ("aws", True, pytest.approx(0.526 / 16))]
+    # aws's T4, the tier's only offer, is stale: the tier is empty
+    assert top.filter(pl.col("tier") == "<=16 GB").height == 0
 
 
 def test_rankings_keep_every_offer_tied_with_the_last_place(build: Builder) -> None:
     build.source("m", "m")
     build.capture("m", NOW, [offer("m", f"o{i}", "L4", p) for i, p in
                              enumerate([0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 1.0])])
-    top = top_per_tier(current_prices_at(build.con, NOW))
+    top = top_per_tier(Prices(build.con, NOW))
     assert rows(top, "rank", "offering") == [
         (1, "o0"), (2, "o1"), (3, "o2"), (4, "o3"), (5, "o4"), (5, "o5")]
 
 
-def test_cheapest_offers_filters(prices: pl.DataFrame) -> None:
+def test_cheapest_offers_filters(prices: Prices) -> None:
     h100 = cheapest_offers(prices, gpu_models=["H100 SXM", "H100 PCIe", "H100 NVL"])
     assert rows(h100, "provider", "offering", "usd_per_gpu_hour") == [
         ("vastai", "h100-x2", 2.0), ("lambda", "gpu_1x_h100_pcie", 2.49),
@@ -92,26 +97,32 @@ def test_cheapest_offers_filters(prices: pl.DataFrame) -> None:
 
 
 def test_week_over_week_moves_and_offerings(market: duckdb.DuckDBPyConnection) -> None:
-    old, new = current_prices_at(market, NOW - timedelta(days=7)), current_prices_at(market, NOW)
-    assert rows(model_moves(old, new), "gpu_model", "old_usd", "new_usd", "pct_change") == [
-        ("RTX 4090", 0.50, 0.40, -20.0), ("A100 40GB", 0.80, 0.90, 12.5)]
+    old, new = Prices(market, NOW - timedelta(days=7)), Prices(market, NOW)
+    # The moves are the market's, over providers quoting on both days; here at most two
+    # providers match, fewer than the rule's three: every move is withheld, none is printed.
+    moves = week_moves(market, NOW.date()).moves
+    assert rows(moves, "gpu_model", "matched", "old_usd", "new_usd", "pct_change") == [
+        ("A100 40GB", 2, pytest.approx(0.95), 1.0, None), ("A100 80GB", 1, 1.29, 1.29, None),
+        ("H100 PCIe", 1, 2.49, 2.49, None), ("RTX 3090", 1, 0.275, 0.25, None),
+        ("RTX 4090", 1, 0.50, 0.40, None)]
     appeared, vanished = offering_diff(old, new)
     assert rows(vanished, "provider", "offering") == [("vastai", "old-offer")]
     assert ("lambda", "gpu_8x_h100_sxm5") in rows(appeared, "provider", "offering")
     keys = rows(appeared, "provider", "offering", "pricing")
     assert ("vastai", "4090-a", "on_demand") not in keys  # existed a week ago
-    assert ("vastai", "4090-a", "interruptible") in keys  # its bid price is new
+    assert ("runpod", "RTX 4090", "community") in keys  # runpod's first week
 
 
-def test_scenario_500_gpu_hours_of_a100_40gb(prices: pl.DataFrame) -> None:
+def test_scenario_500_gpu_hours_of_a100_40gb(prices: Prices) -> None:
     scenario = next(s for s in load_scenarios() if s.name == "500h-a100-40gb")
     result = evaluate(prices, scenario)
+    # aws's stale $4.10 is not a comparable offer: it is not a way to do the job
     assert rows(result, "platform", "cost_usd", "savings_pct", "price_status") == [
-        ("vastai", 450.0, 78.0, "live"), ("lambda", 550.0, 73.1, "live"),
-        ("gcp", 1835.0, 10.4, "live"), ("aws", 2048.12, 0.0, "stale")]
+        ("vastai", 450.0, 75.5, "live"), ("lambda", 550.0, 70.0, "live"),
+        ("gcp", 1835.0, 0.0, "live")]
 
 
-def test_scenario_scales_hours_by_throughput(prices: pl.DataFrame) -> None:
+def test_scenario_scales_hours_by_throughput(prices: Prices) -> None:
     scenario = Scenario(name="t", title="t", hours=2.0, reference_gpu="RTX 4090",
                         gpus=("H100 SXM", "RTX 4090"))
     result = evaluate(prices, scenario)
@@ -122,7 +133,7 @@ def test_scenario_scales_hours_by_throughput(prices: pl.DataFrame) -> None:
 
 
 def test_scenario_with_free_tiers_and_plans(market: duckdb.DuckDBPyConnection,
-                                            prices: pl.DataFrame) -> None:
+                                            prices: Prices) -> None:
     scenario = next(s for s in load_scenarios() if s.name == "gpt2-small-3h")
     result = evaluate(prices, scenario, reference_table(market, "plan"))
     assert rows(result.head(3), "platform", "offering", "cost_usd", "note") == [
@@ -143,7 +154,7 @@ def test_vram_rules() -> None:
         parse_params("big")
 
 
-def test_fit_picks_cheapest_live_single_or_multi_gpu(prices: pl.DataFrame) -> None:
+def test_fit_picks_cheapest_live_single_or_multi_gpu(prices: Prices) -> None:
     matrix = fit_matrix(prices, sizes=(7.0, 70.0), methods=("full", "qlora"))
     assert rows(matrix, "params_b", "method", "vram_needed_gb", "provider", "offering",
                 "gpu_count", "usd_per_hour") == [
@@ -158,7 +169,7 @@ def test_fit_picks_cheapest_live_single_or_multi_gpu(prices: pl.DataFrame) -> No
 
 
 def test_rent_vs_buy_break_even(market: duckdb.DuckDBPyConnection,
-                                prices: pl.DataFrame) -> None:
+                                prices: Prices) -> None:
     own = reference_table(market, "gpu_ownership")
     assert own is not None
     result = break_even(own, prices)
@@ -185,7 +196,7 @@ def test_plans_effective_price_and_missing_table(market: duckdb.DuckDBPyConnecti
 
 
 def test_plans_whose_session_or_quota_is_too_short_are_left_out(
-        market: duckdb.DuckDBPyConnection, prices: pl.DataFrame) -> None:
+        market: duckdb.DuckDBPyConnection, prices: Prices) -> None:
     long_job = Scenario(name="t", title="t", hours=20.0, include_plans=True)
     plans = evaluate(prices, long_job, reference_table(market, "plan")).filter(
         pl.col("pricing") == "plan")

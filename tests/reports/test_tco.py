@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from reports.tco import Assumptions, tco_rows, tco_sheet
+from reports.market.tco import Assumptions, tco_rows, tco_sheet
 
 # | item                     | formula                                   | value      |
 # |--------------------------|-------------------------------------------|------------|

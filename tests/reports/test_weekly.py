@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from reports.weekly import artifact_key, build_report, report_as_of, write_report
+from reports.weekly.report import artifact_key, build_report, report_as_of, write_report
 from tests.reports.conftest import NOW, Builder, offer
 
 GOLDEN = Path(__file__).with_name("golden") / "2026-W47.md"
@@ -39,12 +39,10 @@ def test_report_sections_and_stale_marks(market: duckdb.DuckDBPyConnection) -> N
         "## 9. Market price per GPU", "## 10. Price-performance"]
     aws = "| aws | aws | api | 2026-11-17 12:00 UTC | 2026-11-17 12:00 UTC | 2 | success | yes † |"
     assert aws in text
-    # every aws price carries the mark; no fresh price does
-    for line in text.splitlines():
-        if line.startswith("| aws |") and "$" in line:
-            assert "†" in line, line
-        if line.startswith("| vastai |") and "$" in line:
-            assert "†" not in line, line
+    # aws was last seen 72 h before: stale, so none of its prices is compared anywhere
+    tables = text.split("## 2.")[1]
+    assert not any(line.startswith("| aws |") for line in tables.splitlines())
+    assert "$4.10" not in tables and "$0.53" not in tables
     assert "`run-now` (refresh, 2026-11-20 10:00 UTC)" in text
     assert "`run-old`" in text
 
@@ -55,11 +53,11 @@ def test_empty_warehouse_says_what_is_missing(con: duckdb.DuckDBPyConnection,
     assert report.charts == [] and not list(tmp_path.glob("*.png"))
     text = report.markdown
     assert "No sources are registered" in text
-    assert "No on-demand prices in the warehouse." in text
+    assert "No comparable offers in the warehouse." in text
     assert "No offers in this tier." in text
     assert "week-over-week changes need at least a week of history" in text
     assert "No matching offers in the warehouse." in text
-    assert "no live offer fits" in text
+    assert "no offer fits" in text
     assert "No run has stored prices yet." in text
 
 
@@ -72,7 +70,7 @@ def test_failed_and_single_sources(build: Builder) -> None:
     assert "**Missing:** no successful refresh yet for lambda." in text
     assert "only one provider has prices (vastai)" in text
     assert "| lambda | lambda | api | never | never | 0 | failed | yes † |" in text
-    assert "| **RTX 4090** | $0.40 |" in text
+    assert "| **RTX 4090** | $0.40 on_demand |" in text
 
 
 def test_no_reference_tables(market: duckdb.DuckDBPyConnection) -> None:
@@ -89,9 +87,15 @@ def test_report_as_of_a_past_week_uses_that_weeks_prices(
     label, as_of = report_as_of("2026-W46", NOW)
     assert (label, as_of) == ("2026-W46", datetime(2026, 11, 15, 23, 59, 59, 999999, UTC))
     text = build_report(market, as_of=as_of, week=label).markdown
-    # vastai's price then, already 3.5 days old at the end of that week
-    assert "| **RTX 4090** | – | $0.50† |" in text
+    # Freshness as of that week's end: vastai and lambda were last seen 3.5 days before it
+    # (not the later runs that stored this week's prices), so their prices were stale then
+    assert "| vastai | vastai | api | 2026-11-12 12:00 UTC | 2026-11-12 12:00 UTC | 4 | " \
+        "success | yes † |" in text
+    assert "No comparable offers in the warehouse." in text
     assert "`run-now`" not in text
+    # two days earlier, they were fresh: the report of that moment compares them
+    earlier = build_report(market, as_of=as_of - timedelta(days=2), week=label).markdown
+    assert "| **RTX 4090** | – | $0.50 on_demand |" in earlier
     assert report_as_of("2026-W47", NOW) == ("2026-W47", NOW)  # the week is not over yet
     assert report_as_of(None, NOW) == ("2026-W47", NOW)
     with pytest.raises(ValueError):

@@ -18,7 +18,7 @@ def test_weekly_report_flow(prefect_harness: None, tmp_path: Path) -> None:
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from flows.weekly_report import weekly_report
-    from reports.weekly import artifact_key, week_label
+    from reports.weekly.report import artifact_key, week_label
 
     warehouse = tmp_path / "w.duckdb"
     con = connect(warehouse)

@@ -5,33 +5,36 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import polars as pl
+import pytest
 
-from reports.alert_config import Rule
-from reports.alert_rules import cheapest_below_events, price_drop_events, stale_source_events
+from reports.alerts.config import AlertConfigError, Rule, parse_config
+from reports.alerts.rules import cheapest_below_events, price_drop_events, stale_source_events
 
 NOW = datetime(2025, 5, 10, 12, tzinfo=UTC)
 
 
-def latest(*rows: tuple[str, str, str, str, str, float, bool, bool | None]) -> pl.DataFrame:
+def comparable(*rows: tuple[str, str, str, str, float]) -> pl.DataFrame:
+    """Comparable offers (warehouse.semantic already left out GPU-only, stale, unavailable
+    and outlier rows: the rules never see them)."""
     return pl.DataFrame(rows, orient="row", schema={
-        "gpu_model": pl.String, "family": pl.String, "provider": pl.String,
-        "offering": pl.String, "pricing": pl.String, "price_usd_per_gpu_hour": pl.Float64,
-        "gpu_only": pl.Boolean, "stale": pl.Boolean}).with_columns(region=pl.lit("eu-1"))
+        "gpu_model": pl.String, "provider": pl.String, "offering": pl.String,
+        "pricing": pl.String, "price_usd_per_gpu_hour": pl.Float64,
+    }).with_columns(region=pl.lit("eu-1"))
 
 
-def test_cheapest_below_picks_the_cheapest_eligible_offer_of_the_family() -> None:
-    frame = latest(
-        ("H100 SXM", "H100", "acme", "h100-8x", "on_demand", 2.10, False, False),
-        ("H100 PCIe", "H100", "bolt", "h100-1x", "on_demand", 1.95, False, None),
-        ("H100 SXM", "H100", "cheap", "gpu-only", "on_demand", 1.10, True, False),  # GPU only
-        ("H100 SXM", "H100", "old", "stale-1x", "on_demand", 1.20, False, True),  # stale
-        ("H100 SXM", "H100", "spotty", "h100-spot", "spot", 0.90, False, False),  # not asked
-        ("A100 80GB", "A100", "acme", "a100-1x", "on_demand", 0.50, False, False),  # other GPU
+def test_cheapest_below_picks_the_cheapest_offer_of_the_family() -> None:
+    frame = comparable(
+        ("H100 SXM", "acme", "h100-8x", "on_demand", 2.10),
+        ("H100 PCIe", "bolt", "h100-1x", "on_demand", 1.95),
+        ("H100 SXM", "spotty", "h100-spot", "spot", 0.90),  # not in the default pricing set
+        ("A100 80GB", "acme", "a100-1x", "on_demand", 0.50),  # another GPU
     )
-    rule = Rule("cheap", "cheapest_below", gpu="H100", below_usd_per_gpu_hour=2.00)
+    # "h100", as typed on the command line: the family, resolved when the rule is made
+    rule = Rule("cheap", "cheapest_below", gpu="h100", below_usd_per_gpu_hour=2.00)
+    assert rule.gpu_models == ("H100 SXM", "H100 PCIe", "H100 NVL")
     [event] = cheapest_below_events(frame, rule)
     assert event.event_key == "bolt|h100-1x|eu-1|on_demand|1.9500"
-    assert event.message == ("cheapest H100 (H100 PCIe, on_demand) is $1.95/GPU-h at bolt "
+    assert event.message == ("cheapest h100 (H100 PCIe, on_demand) is $1.95/GPU-h at bolt "
                              "h100-1x (eu-1), below $2.00")
     # pricing "any" lets the spot offer win; a model name matches only that model.
     anything = Rule("any", "cheapest_below", gpu="H100", pricing="any",
@@ -44,7 +47,7 @@ def test_cheapest_below_picks_the_cheapest_eligible_offer_of_the_family() -> Non
 
 def test_price_drop_groups_regions_and_keeps_the_window() -> None:
     base = {"source": "acme-api", "provider": "acme", "offering": "a100-1x",
-            "pricing": "on_demand", "gpu_model": "A100 80GB", "family": "A100",
+            "pricing": "on_demand", "gpu_model": "A100 80GB",
             "old_price_usd_per_hour": 2.00, "new_price_usd_per_hour": 1.70, "pct_change": -15.0}
     frame = pl.DataFrame([
         {**base, "changed_on": date(2025, 5, 8), "region": "us-2"},
@@ -53,7 +56,7 @@ def test_price_drop_groups_regions_and_keeps_the_window() -> None:
         {**base, "changed_on": date(2025, 5, 9), "region": "us-1", "new_price_usd_per_hour": 1.96,
          "pct_change": -2.0},  # too small
     ])
-    rule = Rule("drop", "price_drop", gpu="A100", drop_pct=10, within_days=7)
+    rule = Rule("drop", "price_drop", gpu="A100 80GB", drop_pct=10, within_days=7)
     [event] = price_drop_events(frame, rule, NOW)
     assert event.event_key == "acme-api|acme|a100-1x|on_demand|2025-05-08|2.0000|1.7000"
     assert event.message == ("A100 80GB at acme a100-1x (on_demand, 2 regions): $2.00 -> "
@@ -83,3 +86,18 @@ def test_stale_source_skips_fresh_skipped_and_never_run_sources() -> None:
     only = Rule("one", "source_stale", source="fresh", stale_hours=6)
     assert [e.event_key for e in stale_source_events(frame, only, NOW)] == [
         "fresh|2025-05-10T01:00:00+00:00"]
+
+
+def test_an_unknown_gpu_or_pricing_is_an_error_when_the_rules_load() -> None:
+    rule = {"name": "typo", "kind": "cheapest_below", "gpu": "H1000",
+            "below_usd_per_gpu_hour": 2.0}
+    with pytest.raises(AlertConfigError, match="rule 'typo': unknown GPU 'H1000'"):
+        parse_config({"rule": [rule]}, {})
+    with pytest.raises(AlertConfigError, match="rule 'typo': pricing must be"):
+        parse_config({"rule": [{**rule, "gpu": "H100", "pricing": "cheap"}]}, {})
+    with pytest.raises(AlertConfigError, match="unknown field"):
+        parse_config({"rule": [{**rule, "gpu": "H100", "gpu_models": ["X"]}]}, {})
+    config = parse_config({"rule": [{**rule, "gpu": "h100", "pricing": ["spot", "on_demand"]}]},
+                          {})
+    assert config.rules[0].gpu_models == ("H100 SXM", "H100 PCIe", "H100 NVL")
+    assert config.rules[0].pricing == ("spot", "on_demand")

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 LAYERS = ("contract", "schemas", "scrapers", "warehouse", "reports", "flows", "gpuprices")
 RANK = {name: i for i, name in enumerate(LAYERS)}
 # gpuprices.cli registers the command modules; they import only gpuprices.options/output.
-CLI_BOTTOM = {"gpuprices.options", "gpuprices.output", "gpuprices.settings"}
+CLI_BOTTOM = {"gpuprices.options", "gpuprices.output"}
 
 
 def imports(path: Path) -> list[str]:

@@ -24,16 +24,22 @@ from warehouse.append import (
     replace_capture_observations,
 )
 from warehouse.connection import connect
+from warehouse.semantic import Prices, end_of_day
 from warehouse.summaries import SUMMARY_TABLES, rebuild
 
-# The views as first written: straight over observation (UTC days).
+# The views as first written: straight over observation (UTC days). An offering's identity
+# includes its reserved term (0: none); these rows announce no price (effective_from null).
 PLAIN_DAILY_PRICE = """
     SELECT CAST(timezone('UTC', observed_at) AS DATE) AS day, source, provider, offering, region,
-           pricing, gpu_model, gpu_count,
+           pricing, coalesce(term_months, 0) AS term_months, gpu_model, gpu_count,
            arg_max(price_usd_per_hour, observed_at) AS price_usd_per_hour,
            arg_max(price_usd_per_gpu_hour, observed_at) AS price_usd_per_gpu_hour,
            bool_or(gpu_only) AS gpu_only
     FROM observation GROUP BY ALL"""
+# When each source's prices were last seen (observed time of its last confirming run).
+PLAIN_SEEN = """
+    SELECT source, max(observed_at) AS last_success_at FROM scrape_run
+    WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL GROUP BY source"""
 PLAIN = {
     "daily_price": PLAIN_DAILY_PRICE,
     "price_change": f"""
@@ -41,32 +47,39 @@ PLAIN = {
             SELECT *, lag(price_usd_per_hour) OVER w AS old_price_usd_per_hour,
                       lag(day) OVER w AS old_day
             FROM ({PLAIN_DAILY_PRICE})
-            WINDOW w AS (PARTITION BY source, provider, offering, region, pricing ORDER BY day)
+            WINDOW w AS (PARTITION BY source, provider, offering, region, pricing, term_months
+                         ORDER BY day)
         )
         SELECT day AS changed_on, old_day AS previous_day, source, provider, offering, region,
-               pricing, gpu_model, gpu_count, old_price_usd_per_hour,
+               pricing, term_months, gpu_model, gpu_count, gpu_only, old_price_usd_per_hour,
                price_usd_per_hour AS new_price_usd_per_hour,
                round(100 * (price_usd_per_hour - old_price_usd_per_hour)
                      / old_price_usd_per_hour, 2) AS pct_change
         FROM ordered
         WHERE old_price_usd_per_hour IS NOT NULL
           AND price_usd_per_hour <> old_price_usd_per_hour""",
-    "latest_price_all_sources": """
-        SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at,
-               (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+    "latest_price_all_sources": f"""
+        SELECT o.*, src.aggregator, src.kind AS source_kind, s.last_success_at,
+               CAST(timezone('UTC', now()) AS DATE)
+                   - CAST(timezone('UTC', s.last_success_at) AS DATE) AS carried_days,
+               (s.last_success_at < now() - INTERVAL 48 HOUR) AS stale
         FROM observation o
         JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
                              AND o.observed_at = c.observed_at
+        JOIN ({PLAIN_SEEN}) s ON s.source = o.source
         JOIN source src ON src.source = o.source""",
-    "latest_price": """
+    "latest_price": f"""
         WITH current AS (
-            SELECT o.*, src.aggregator, src.kind AS source_kind, c.last_success_at
+            SELECT o.*, src.aggregator, src.kind AS source_kind, s.last_success_at
             FROM observation o
             JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
                                  AND o.observed_at = c.observed_at
+            JOIN ({PLAIN_SEEN}) s ON s.source = o.source
             JOIN source src ON src.source = o.source
         ), direct_providers AS (SELECT DISTINCT provider FROM current WHERE NOT aggregator)
-        SELECT c.*, (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
+        SELECT c.*, CAST(timezone('UTC', now()) AS DATE)
+                        - CAST(timezone('UTC', c.last_success_at) AS DATE) AS carried_days,
+               (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
         FROM current c
         WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers)""",
 }
@@ -81,31 +94,41 @@ def _sorted(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort(frame.columns, nulls_last=True)
 
 
-def plain_daily_cheapest(con: duckdb.DuckDBPyConnection) -> str:
-    """Issue 11: the cheapest of the current prices (current_price_at: precedence, staleness)
-    at the end of each observed day, not of every source's rows that day."""
-    days = con.execute(f"SELECT DISTINCT day FROM ({PLAIN_DAILY_PRICE})").fetchall()
-    parts = [f"""
-        SELECT DATE '{day}' AS day, gpu_model, pricing,
-               min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
-               arg_min(provider, price_usd_per_gpu_hour) AS provider,
-               arg_min(offering, price_usd_per_gpu_hour) AS offering, count(*) AS offers
-        FROM current_price_at(TIMESTAMPTZ '{day} 23:59:59.999999+00')
-        WHERE NOT stale AND NOT gpu_only AND gpu_model <> 'unknown'
-        GROUP BY ALL""" for (day,) in days]
-    return " UNION ALL ".join(parts) or "SELECT * FROM daily_cheapest LIMIT 0"
+def plain_daily_cheapest(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Issue 11/21: the cheapest comparable offer (warehouse.semantic) per model and segment at
+    the end of each observed day, computed day by day from scratch."""
+    days = [d for (d,) in con.execute(f"SELECT DISTINCT day FROM ({PLAIN_DAILY_PRICE})"
+                                      ).fetchall()]
+    frames = [Prices(con, end_of_day(day)).comparable().group_by(
+        "gpu_model", "segment", maintain_order=True).agg(
+        pl.col("price_usd_per_gpu_hour").first().alias("usd_per_gpu_hour"),
+        pl.col("provider").first(), pl.col("offering").first(), pl.len().alias("offers"),
+    ).with_columns(pl.lit(day).alias("day")) for day in days]
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+def table(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame:
+    """A summary table's rows, sorted; market_price without its computed_at stamp."""
+    drop = " EXCLUDE (computed_at)" if name == "market_price" else ""
+    return _sorted(con.execute(f"SELECT *{drop} FROM {name}").pl())
 
 
 def assert_views_match_plain(con: duckdb.DuckDBPyConnection) -> None:
-    for view, plain in {**PLAIN, "daily_cheapest": plain_daily_cheapest(con)}.items():
+    for view, plain in PLAIN.items():
         ours = con.execute(f"SELECT * FROM {view}").pl()
         expected = con.execute(plain).pl().select(ours.columns)
         assert _sorted(ours).equals(_sorted(expected)), view
-    maintained = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
+    expected = plain_daily_cheapest(con)
+    ours = con.execute("SELECT * FROM daily_cheapest_segment").pl()
+    if expected.height or ours.height:
+        shown = expected.columns
+        assert _sorted(ours.select(shown)).equals(_sorted(expected.cast(
+            ours.select(shown).schema))), "daily_cheapest_segment"
+    maintained = {t: table(con, t) for t in SUMMARY_TABLES}
     con.execute("BEGIN TRANSACTION")
     rebuild(con)
-    for table, frame in maintained.items():
-        assert frame.equals(_sorted(con.execute(f"SELECT * FROM {table}").pl())), table
+    for name, frame in maintained.items():
+        assert frame.equals(table(con, name)), name
     con.execute("ROLLBACK")
 
 
@@ -211,13 +234,13 @@ def test_out_of_order_reconfirmed_same_day_and_reparse(con: duckdb.DuckDBPyConne
 def test_failed_append_leaves_summaries_untouched(con: duckdb.DuckDBPyConnection) -> None:
     rng = random.Random(3)
     land(con, "alpha", batch("alpha", "alpha", START, "1" * 64, rng), START, "1" * 64)
-    before = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
+    before = {t: table(con, t) for t in SUMMARY_TABLES}
     bad = batch("alpha", "alpha", START + timedelta(days=1), "2" * 64, rng).with_columns(
         pl.lit(None, pl.String).alias("offering"))  # NOT NULL in observation: the insert fails
     with pytest.raises(duckdb.Error):
         land(con, "alpha", bad, START + timedelta(days=1), "2" * 64)
-    for table, frame in before.items():
-        assert frame.equals(_sorted(con.execute(f"SELECT * FROM {table}").pl())), table
+    for name, frame in before.items():
+        assert frame.equals(table(con, name)), name
     assert_views_match_plain(con)
 
 
@@ -230,13 +253,13 @@ def test_migration_fills_summaries_of_an_existing_warehouse(tmp_path: Path) -> N
         at = START + timedelta(days=night)
         land(con, "alpha", batch("alpha", "alpha", at, f"{night:064d}", rng), at,
              f"{night:064d}")
-    expected = {t: _sorted(con.execute(f"SELECT * FROM {t}").pl()) for t in SUMMARY_TABLES}
+    expected = {t: table(con, t) for t in SUMMARY_TABLES}
     con.execute("DROP TABLE latest_observation; DROP TABLE daily_price; "
-                "DROP TABLE daily_cheapest; DROP TABLE price_change; "
+                "DROP TABLE daily_cheapest_segment; DROP TABLE price_change; "
                 "DROP TABLE price_state; DELETE FROM schema_version WHERE version >= 4")
     con.close()
-    con = connect(tmp_path / "w.duckdb")  # applies 004 again, filling from observation
-    for table, frame in expected.items():
-        assert frame.equals(_sorted(con.execute(f"SELECT * FROM {table}").pl())), table
+    con = connect(tmp_path / "w.duckdb")  # applies 004 on again, filling from observation
+    for name, frame in expected.items():
+        assert frame.equals(table(con, name)), name
     assert_views_match_plain(con)
     con.close()

@@ -11,17 +11,20 @@ from typing import Any
 import duckdb
 import pytest
 
+from contract import RawCapture, rows_frame
 from schemas.observation import batch_rejection
-from scrapers.base import RawCapture, SourceDef, rows_frame
+from scrapers.base import SourceDef
 from warehouse.append import SourceInfo, register_sources
 from warehouse.archive import archive_path, read_archived
 from warehouse.connection import connect, connect_read_only, migrations
 from warehouse.ingest import ScrapeOutcome, ingest
 
 TABLES = {"source", "refresh_run", "raw_capture", "scrape_run", "observation", "quarantine",
-          "gpu_catalog", "schema_version", "daily_price", "price_change", "daily_cheapest"}
+          "gpu_catalog", "schema_version", "daily_price", "price_change",
+          "daily_cheapest_segment", "daily_source", "market_price", "market_provider_price"}
 VIEWS = {"capture_seen", "latest_capture", "source_status", "latest_price",
-         "latest_price_all_sources", "source_disagreement", "unknown_gpu"}
+         "latest_price_all_sources", "source_disagreement", "unknown_gpu", "daily_cheapest",
+         "price_move"}
 
 
 def parse_rows(raw: RawCapture) -> Any:
@@ -74,7 +77,6 @@ def test_migrations_create_every_table_and_view_once(tmp_path: Path) -> None:
         "SELECT table_name, table_type FROM information_schema.tables").fetchall())
     assert {n for n, t in names.items() if t == "BASE TABLE"} >= TABLES
     assert {n for n, t in names.items() if t == "VIEW"} >= VIEWS
-    # one row per migration file (versions may skip numbers while branches merge)
     assert count(con, "SELECT count(*) FROM schema_version") == len(migrations())
     assert count(con, "SELECT count(*) FROM gpu_catalog WHERE gpu_model = 'H100 SXM'") == 1
     con.close()
@@ -162,7 +164,7 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
     assert changes == [("2025-06-11", "2025-06-10", "h100", 2.5, 2.0, -20.0)]
 
     cheapest = con.execute(
-        "SELECT day::VARCHAR, gpu_model, min_usd_per_gpu_hour, offering FROM daily_cheapest "
+        "SELECT day::VARCHAR, gpu_model, usd_per_gpu_hour, offering FROM daily_cheapest "
         "ORDER BY day, gpu_model").fetchall()
     # The GPU-only T4 at 0.2 never wins a whole-offering ranking; the aggregator's 9.0 H100
     # loses to the direct 2.5.

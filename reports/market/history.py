@@ -1,0 +1,51 @@
+"""Price history you can ask about: a GPU's cheapest price per day with each point's
+provenance, and the list of price moves. Both read the semantic layer: the cheapest per day
+(warehouse.semantic_daily, today's point = the live cheapest) and the price_move view (moves of
+the source that speaks for each offering)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import duckdb
+import polars as pl
+
+from contract import DEFAULT_PRICING
+from warehouse.semantic import pricing_set
+from warehouse.semantic_daily import cheapest_history
+
+__all__ = ["price_moves", "series_points"]
+
+
+def series_points(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date,
+                  until: date, pricing: tuple[str, ...] | None = None,
+                  providers: list[str] | None = None,
+                  now: datetime | None = None) -> pl.DataFrame:
+    """The cheapest comparable offer of `gpu_models` per day, with where that point came from:
+    the offer, its provider and source, the capture it was read from (the archived payload,
+    `raw_capture.capture_id`) and the moment it describes."""
+    points = cheapest_history(con, gpu_models, since=since, until=until, pricing=pricing,
+                              providers=providers, now=now)
+    return points.select(
+        "day", pl.col("usd_per_gpu_hour").round(4), "gpu_model", "provider", "offering",
+        "region", "pricing", "source", pl.col("capture_id").str.slice(0, 12).alias("capture"),
+        "observed_at")
+
+
+def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
+                gpu_models: list[str] | None = None, providers: list[str] | None = None,
+                pricing: tuple[str, ...] | None = DEFAULT_PRICING) -> pl.DataFrame:
+    """Every move of a current price on or after `since` (the price_move view): old -> new
+    per hour and per GPU-hour, %. `pricing` None: every pricing kind."""
+    return con.execute(
+        """
+        SELECT * FROM price_move
+        WHERE changed_on >= $since
+          AND ($models IS NULL OR list_contains($models, gpu_model))
+          AND ($providers IS NULL OR list_contains($providers, provider))
+          AND ($pricing IS NULL OR list_contains($pricing, pricing))
+        ORDER BY changed_on DESC, abs(pct_change) DESC, provider, offering, region, pricing
+        """,
+        {"since": since, "models": gpu_models, "providers": providers,
+         "pricing": list(pricing_set(pricing)) if pricing else None},
+    ).pl()

@@ -1,0 +1,109 @@
+"""The cheapest offers: the `cheapest` list, and the cheapest per VRAM tier (schemas/tiers.toml).
+
+Both rank the comparable offers of warehouse.semantic (available, fresh, whole GPUs, the
+pricing set, no outliers) cheapest first, ties in OFFER_ORDER: the first offer of a GPU model
+here is the cheapest that every other view (board, alerts, history) names.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from reports.markdown import money, table
+from schemas.tiers import Tier, load_tiers, tier_expr
+from warehouse.semantic import Prices
+
+__all__ = ["availability", "cheapest_offers", "rankings_section", "tiers_by_name",
+           "top_per_tier"]
+
+
+def tiers_by_name() -> dict[str, Tier]:
+    """The VRAM tiers of schemas/tiers.toml, by name (what `cheapest --tier` accepts)."""
+    return {t.name: t for t in load_tiers()}
+
+
+def top_per_tier(prices: Prices, *, per_tier: int = 5, tiers: list[Tier] | None = None,
+                 pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
+    """The cheapest `per_tier` comparable offers of each tier.
+
+    Equal prices share a rank (1, 1, 3 ...), and offers tied with the last place are all kept,
+    so a tier can show more than `per_tier` rows. Ties are listed by provider, offering, region.
+    """
+    tiers = tiers or load_tiers()
+    order = {t.name: i for i, t in enumerate(tiers)}
+    offers = prices.comparable(pricing).filter(pl.col("gpu_memory_gb").is_not_null()
+                                               ).with_columns(tier_expr("gpu_memory_gb", tiers)
+                                                              .alias("tier"))
+    ranked = (
+        offers.filter(pl.col("tier").is_not_null())
+        .with_columns(
+            pl.col("price_usd_per_gpu_hour").rank("min").over("tier").cast(pl.Int64)
+            .alias("rank"),
+            (pl.col("price_usd_per_gpu_hour") / pl.col("gpu_memory_gb")).alias(
+                "usd_per_gb_vram_hour"),
+        )
+        .filter(pl.col("rank") <= per_tier)
+    )
+    return ranked.select(
+        "tier", "rank", "gpu_model", "provider", "offering", "region", "pricing", "gpu_count",
+        "gpu_memory_gb", pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
+        "usd_per_gb_vram_hour", "available", "carried_days",
+    ).sort(pl.col("tier").replace_strict(order, default=len(order)), "rank", "provider",
+           "offering", "region")
+
+
+def availability(value: bool | None) -> str:
+    return {True: "yes", False: "no"}.get(value, "?") if value is not None else "?"
+
+
+def rankings_section(prices: Prices, tiers: list[Tier] | None = None) -> str:
+    tiers = tiers or load_tiers()
+    ranked = top_per_tier(prices, tiers=tiers)
+    parts = ["## 3. Cheapest GPU per tier", "",
+             "Top 5 comparable offers per VRAM tier (schemas/tiers.toml), pricing "
+             f"{', '.join(prices.pricing)}; equal prices share a rank.", ""]
+    for tier in tiers:
+        rows = ranked.filter(pl.col("tier") == tier.name)
+        parts.append(f"### {tier.name}")
+        parts.append("")
+        if rows.height == 0:
+            parts += ["No offers in this tier.", ""]
+            continue
+        parts.append(table(
+            ["#", "GPU", "provider", "offering", "region", "pricing", "$/GPU-h", "$/GB-VRAM-h",
+             "available"],
+            [[r["rank"], r["gpu_model"], r["provider"], r["offering"], r["region"], r["pricing"],
+              money(r["usd_per_gpu_hour"]), money(r["usd_per_gb_vram_hour"], digits=4),
+              availability(r["available"])]
+             for r in rows.to_dicts()],
+            [True, False, False, False, False, False, True, True, False],
+        ))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def cheapest_offers(
+    prices: Prices, *, gpu_models: list[str] | None = None, min_vram_gb: float | None = None,
+    tier: Tier | None = None, pricing: tuple[str, ...] | None = None,
+    providers: list[str] | None = None, include_unavailable: bool = False,
+) -> pl.DataFrame:
+    """The comparable offers matching the filters, cheapest $/GPU-hour first; with
+    `include_unavailable`, the offers left out only for being unavailable follow them."""
+    offers = prices.offers(pricing)
+    keep = pl.col("excluded").is_null()
+    if include_unavailable:
+        keep |= pl.col("excluded") == "unavailable"
+    offers = offers.filter(keep)
+    if gpu_models:
+        offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
+    if min_vram_gb:
+        offers = offers.filter(pl.col("gpu_memory_gb") >= min_vram_gb)
+    if tier:
+        offers = offers.filter(pl.col("gpu_memory_gb").is_between(tier.min_gb, tier.max_gb))
+    if providers:
+        offers = offers.filter(pl.col("provider").is_in(providers))
+    return offers.sort(pl.col("excluded").is_not_null(), *Prices.ORDER).select(
+        "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
+        pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
+        pl.col("price_usd_per_hour").alias("usd_per_hour"), "available", "carried_days",
+        "source")

@@ -1,0 +1,1 @@
+"""The weekly markdown report: its assembly (report) and its week-over-week section (changes)."""

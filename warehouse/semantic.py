@@ -1,0 +1,261 @@
+"""THE SEMANTIC LAYER: each concept a price question rests on, defined once, in SQL.
+
+views.sql holds what needs no setting: freshness (`freshness_at`), the current price with
+source precedence (`current_price_at`), the comparable-offer rule (`excluded_because`) and the
+price moves of the speaking source (`price_move`). This module builds the rest on them, with
+the settings bound as parameters (the pricing set; market.toml's outlier fences):
+
+- `OFFERS`: every offer standing at a moment, with `excluded` = the first reason it is not a
+  comparable offer (NULL: it is). Outliers are offers far from the preliminary market price
+  (the two-stage median of the comparable offers of their model), so the same fences keep a
+  suspicious listing out of the market price and out of every "cheapest" answer.
+- `CHEAPEST`: the cheapest comparable offer per GPU model, ties broken by OFFER_ORDER.
+- `Prices(con, as_of)`: the prices as they stood at one moment, the object every report,
+  command, alert and board section reads: offers, comparable offers, the cheapest per GPU
+  and freshness, for any pricing set (default contract.DEFAULT_PRICING).
+
+The market price (semantic_market.py) and the derived tables kept in the append's
+transaction (semantic_daily.py) are built from the same OFFERS query.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import tomllib
+from dataclasses import dataclass, field, fields
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
+from pathlib import Path
+from typing import ClassVar
+
+import duckdb
+import polars as pl
+
+from contract import DEFAULT_PRICING, PRICING
+
+__all__ = [
+    "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
+    "MarketConfig", "Prices", "bind", "cheapest_at", "day_end", "end_of_day",
+    "load_market_config", "load_segments", "offers_params", "offers_sql", "pricing_set",
+    "segment_params",
+]
+
+MARKET_TOML = Path(__file__).with_name("market.toml")
+SEGMENTS_CSV = Path(__file__).parents[1] / "schemas" / "provider_segments.csv"
+ALL = "all"  # the segment name of a value over every provider
+UNCLASSIFIED = "unclassified"  # a provider missing from provider_segments.csv
+# Why an offer is not comparable, in the order the rules apply (the first that fits names it).
+EXCLUSIONS = ("unknown_gpu", "gpu_only", "fractional", "other_pricing", "unavailable", "stale",
+              "unconfirmed_jump", "outlier")
+# How offers are ranked, cheapest first: equal prices by provider, offering, region, pricing.
+OFFER_ORDER = ("price_usd_per_gpu_hour", "provider", "offering", "region", "pricing")
+_ORDER_SQL = ", ".join(OFFER_ORDER)
+# An unconfirmed price jump (>= 25 %, flagged by schemas.screens.flag_jumps in
+# observation.screen_flag) is not comparable until a later capture at that price confirms it.
+UNCONFIRMED_JUMP = "screen_flag IS NOT NULL"
+
+
+@dataclass(frozen=True, slots=True)
+class MarketConfig:
+    """The market price's own rules (market.toml documents each one)."""
+
+    outlier_low_ratio: float = 3.0
+    outlier_high_ratio: float = 5.0
+    min_providers: int = 3
+    min_providers_segment: int = 2
+    max_offering_share: float = 0.75
+    max_dispersion: float = 1.0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "outlier_low_ratio": 1 <= self.outlier_low_ratio <= 1000,
+            "outlier_high_ratio": 1 <= self.outlier_high_ratio <= 1000,
+            "min_providers": 1 <= self.min_providers <= 100,
+            "min_providers_segment": 1 <= self.min_providers_segment <= 100,
+            "max_offering_share": 0 < self.max_offering_share <= 1,
+            "max_dispersion": 0 < self.max_dispersion <= 100,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"market rules out of range: {', '.join(bad)}")
+
+
+def load_market_config(path: Path = MARKET_TOML) -> MarketConfig:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    unknown = sorted(set(data) - {f.name for f in fields(MarketConfig)})
+    if unknown:
+        raise ValueError(f"{path.name}: unknown keys {', '.join(unknown)}")
+    return MarketConfig(**data)
+
+
+@cache
+def _default_config() -> MarketConfig:
+    return load_market_config()
+
+
+def load_segments(path: Path = SEGMENTS_CSV) -> dict[str, str]:
+    """provider -> segment (hyperscaler, neocloud, marketplace, serverless)."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {row["provider"]: row["segment"] for row in csv.DictReader(handle)}
+
+
+@cache
+def _default_segments() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    segments = load_segments()
+    return tuple(segments), tuple(segments.values())
+
+
+def segment_params(segments: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """The provider -> segment map as the two list parameters the SQL reads."""
+    if segments is None:
+        providers, names = _default_segments()
+        return {"providers": list(providers), "segments": list(names)}
+    return {"providers": list(segments), "segments": list(segments.values())}
+
+
+def pricing_set(pricing: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """The pricing kinds asked for (default contract.DEFAULT_PRICING); ValueError for a kind
+    not in contract.PRICING."""
+    chosen = tuple(dict.fromkeys(pricing or DEFAULT_PRICING))
+    unknown = [p for p in chosen if p not in PRICING]
+    if unknown:
+        raise ValueError(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}")
+    return chosen
+
+
+def bind(sql: str, params: dict[str, object]) -> dict[str, object]:
+    """The parameters `sql` names ($name), from `params` (DuckDB refuses unused ones)."""
+    return {k: v for k, v in params.items() if re.search(rf"\${k}\b", sql)}
+
+
+def end_of_day(day: date) -> datetime:
+    """The last microsecond of a UTC day: the moment a day's prices are taken at."""
+    return datetime.combine(day + timedelta(days=1), time(), UTC) - timedelta(microseconds=1)
+
+
+def day_end(day: date, now: datetime | None = None) -> datetime:
+    """end_of_day(day), or `now` when the day is not over yet."""
+    end = end_of_day(day)
+    return min(end, now) if now is not None else end
+
+
+# ---- the comparable offer ----------------------------------------------------------------
+
+# `{current}`: current_price_at($as_of), or a table holding its rows for one moment.
+OFFERS = """
+WITH cur AS (
+    SELECT c.* REPLACE (coalesce(c.gpu_memory_gb, g.memory_gb) AS gpu_memory_gb),
+           coalesce(g.family, c.gpu_model) AS family, g.bf16_tflops,
+           coalesce($segments[list_position($providers, c.provider)], 'unclassified')
+               AS segment
+    FROM {current} c LEFT JOIN gpu_catalog g USING (gpu_model)
+), ruled AS (
+    SELECT *, coalesce(
+        excluded_because(gpu_model, gpu_only, gpu_count, pricing, $pricing, available, stale),
+        CASE WHEN {jump} THEN 'unconfirmed_jump' END) AS ruled_out
+    FROM cur
+), preliminary AS (
+    SELECT gpu_model, median(usd) AS preliminary_usd
+    FROM (SELECT gpu_model, provider, median(price_usd_per_gpu_hour) AS usd
+          FROM ruled WHERE ruled_out IS NULL GROUP BY ALL)
+    GROUP BY gpu_model
+)
+SELECT r.* EXCLUDE (ruled_out), p.preliminary_usd,
+       coalesce(r.ruled_out, CASE
+           WHEN r.price_usd_per_gpu_hour < p.preliminary_usd / $low
+             OR r.price_usd_per_gpu_hour > p.preliminary_usd * $high THEN 'outlier' END)
+           AS excluded
+FROM ruled r LEFT JOIN preliminary p USING (gpu_model)
+"""
+
+CHEAPEST = f"""
+SELECT * FROM ({{offers}})
+WHERE excluded IS NULL
+  AND ($models IS NULL OR list_contains($models, gpu_model))
+  AND ($only IS NULL OR list_contains($only, provider))
+QUALIFY row_number() OVER (PARTITION BY gpu_model ORDER BY {_ORDER_SQL}) = 1
+ORDER BY {_ORDER_SQL}
+"""
+
+
+def offers_sql(current: str = "current_price_at($as_of)") -> str:
+    return OFFERS.format(current=current, jump=UNCONFIRMED_JUMP)
+
+
+def offers_params(pricing: tuple[str, ...], config: MarketConfig | None = None,
+                  segments: dict[str, str] | None = None) -> dict[str, object]:
+    config = config or _default_config()
+    return {"pricing": list(pricing), "low": config.outlier_low_ratio,
+            "high": config.outlier_high_ratio, **segment_params(segments)}
+
+
+@dataclass(slots=True)
+class Prices:
+    """The prices as they stood at `as_of`: the one object every view of them reads.
+
+    `pricing` is the pricing set its questions answer in unless one names another (default
+    contract.DEFAULT_PRICING; the CLI's --pricing sets it). Each frame is read once per pricing
+    set and kept. `offers` rows carry every column of observation, plus family, bf16_tflops,
+    segment, the source's `aggregator`, `source_kind`, `last_success_at` (when its source last
+    saw them), `carried_days`, `stale`, `preliminary_usd` and `excluded`.
+    """
+
+    ORDER: ClassVar[tuple[str, ...]] = OFFER_ORDER
+
+    con: duckdb.DuckDBPyConnection
+    as_of: datetime
+    pricing: tuple[str, ...] = DEFAULT_PRICING
+    config: MarketConfig | None = None
+    segments: dict[str, str] | None = None
+    _offers: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.pricing = pricing_set(self.pricing)
+
+    @property
+    def day(self) -> date:
+        return self.as_of.astimezone(UTC).date()
+
+    def offers(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
+        """Every offer standing at as_of, with why it is not comparable (`excluded`)."""
+        chosen = pricing_set(pricing or self.pricing)
+        if chosen not in self._offers:
+            sql = f"SELECT * FROM ({offers_sql()}) ORDER BY gpu_model, {_ORDER_SQL}"
+            self._offers[chosen] = self.con.execute(sql, bind(sql, {
+                "as_of": self.as_of, **offers_params(chosen, self.config, self.segments)})).pl()
+        return self._offers[chosen]
+
+    def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
+        """The comparable offers, cheapest first (OFFER_ORDER)."""
+        return self.offers(pricing).filter(pl.col("excluded").is_null()).sort(OFFER_ORDER)
+
+    def cheapest(self, pricing: tuple[str, ...] | None = None, *,
+                 gpu_models: list[str] | None = None,
+                 providers: list[str] | None = None) -> pl.DataFrame:
+        """The cheapest comparable offer per GPU model (one row each, cheapest first)."""
+        offers = self.comparable(pricing)
+        if gpu_models:
+            offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
+        if providers:
+            offers = offers.filter(pl.col("provider").is_in(providers))
+        return offers.group_by("gpu_model", maintain_order=True).first()
+
+    def freshness(self) -> pl.DataFrame:
+        """Every registered source as of as_of: last success, rows, last run, stale."""
+        return self.con.execute("SELECT * FROM freshness_at($as_of) ORDER BY source",
+                                {"as_of": self.as_of}).pl()
+
+    def run_ids(self) -> list[str]:
+        """The runs that stored the prices standing at as_of."""
+        return sorted(self.offers()["run_id"].unique().to_list())
+
+
+def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
+                pricing: tuple[str, ...] | None = None, *, gpu_models: list[str] | None = None,
+                providers: list[str] | None = None) -> pl.DataFrame:
+    """The cheapest comparable offer per GPU model at `as_of`, in one SQL statement (the
+    history of a provider or of another pricing set is made of these, a day at a time)."""
+    sql = CHEAPEST.format(offers=offers_sql())
+    return con.execute(sql, bind(sql, {"as_of": as_of, "models": gpu_models, "only": providers,
+                                       **offers_params(pricing_set(pricing))})).pl()

@@ -1,0 +1,174 @@
+"""The semantic layer's day-by-day tables, and the histories read from them.
+
+Kept up by warehouse.summaries.after_append inside every append's transaction (one step for
+every derived table), from the first day the append changed to the last day with prices:
+
+- daily_source: which source speaks for each provider x GPU model x pricing at the end of
+  each observed day (source precedence), so the price_move view counts that source's moves;
+- daily_cheapest_segment: the cheapest comparable offer (warehouse.semantic OFFERS, default
+  pricing set) per GPU model and provider segment, per observed day, with its provenance (the
+  view daily_cheapest is its cheapest per GPU model and day);
+- market_price, market_provider_price: the market price (semantic_market MARKET) of every day
+  on which some source's prices are fresh, carried-forward days included.
+
+A day's values are the prices as they stood at its end (or at `now`, for today), so the days
+before the first changed day stand. `cheapest_history` reads daily_cheapest, and computes the
+same query day by day for another pricing set or a few providers; today's point is always the
+live answer (the one `cheapest` gives).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime, timedelta
+
+import duckdb
+import polars as pl
+
+from contract import DEFAULT_PRICING, STALE_AFTER_H
+from warehouse.semantic import (
+    OFFER_ORDER,
+    MarketConfig,
+    bind,
+    cheapest_at,
+    day_end,
+    offers_sql,
+    pricing_set,
+)
+from warehouse.semantic_market import MARKET, PROVIDERS, market_params
+
+__all__ = ["DERIVED_TABLES", "WINDOW_DAYS", "cheapest_history", "refresh_days",
+           "segment_history"]
+
+DERIVED_TABLES = ("daily_source", "daily_cheapest_segment", "market_price",
+                  "market_provider_price")
+# A price counts on the day it was seen and, carried forward, up to this many days after.
+WINDOW_DAYS = math.ceil(STALE_AFTER_H / 24)
+_ORDER = ", ".join(OFFER_ORDER)
+_CHEAPEST_ROWS = f"""
+    INSERT INTO daily_cheapest_segment
+    SELECT $day, gpu_model, segment, price_usd_per_gpu_hour, provider, offering, region,
+           pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at,
+           count(*) OVER (PARTITION BY gpu_model, segment)
+    FROM _day_offers WHERE excluded IS NULL
+    QUALIFY row_number() OVER (PARTITION BY gpu_model, segment ORDER BY {_ORDER}) = 1
+"""
+_DAY_COLUMNS = ("provider, gpu_model, pricing, source, segment, offering, region, gpu_count, "
+                "price_usd_per_hour, price_usd_per_gpu_hour, capture_id, observed_at, "
+                "carried_days, excluded")
+_COLUMNS = {"day": pl.Date, "gpu_model": pl.String, "usd_per_gpu_hour": pl.Float64,
+            "provider": pl.String, "offering": pl.String, "region": pl.String,
+            "pricing": pl.String, "gpu_count": pl.Float64, "usd_per_hour": pl.Float64,
+            "source": pl.String, "capture_id": pl.String,
+            "observed_at": pl.Datetime("us", "UTC")}
+
+
+def _days(con: duckdb.DuckDBPyConnection, since: date, today: date) -> tuple[set[date], set[date]]:
+    """(observed days, priced days) from `since` to `today`: the days some source has prices
+    for (daily_price), and the days some source's prices are fresh on: a confirming run saw
+    them that day or at most WINDOW_DAYS before (on other days every offer is stale)."""
+    first = since - timedelta(days=WINDOW_DAYS) if since > date.min + timedelta(days=7) \
+        else date.min
+    rows = con.execute(
+        "SELECT true, day FROM (SELECT DISTINCT day FROM daily_price "
+        "                       WHERE day BETWEEN $since AND $today) "
+        "UNION ALL "
+        "SELECT false, seen FROM (SELECT DISTINCT utc_day(observed_at) AS seen FROM scrape_run "
+        "    WHERE confirms(status) AND capture_id IS NOT NULL "
+        "    AND utc_day(observed_at) BETWEEN $first AND $today)",
+        {"since": since, "first": first, "today": today}).fetchall()
+    observed = {day for is_observed, day in rows if is_observed}
+    priced = {day + timedelta(days=k) for is_observed, day in rows if not is_observed
+              for k in range(WINDOW_DAYS + 1) if since <= day + timedelta(days=k) <= today}
+    return observed, priced
+
+
+def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
+                 now: datetime | None = None, config: MarketConfig | None = None,
+                 segments: dict[str, str] | None = None) -> list[date]:
+    """Recompute the day-by-day tables from `since` (None: from the start); the caller holds
+    the transaction. Returns the days recomputed."""
+    now = now or datetime.now(UTC)
+    today = now.astimezone(UTC).date()
+    since = since or date.min
+    for table in DERIVED_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE day >= $d", {"d": since})
+    observed, priced = _days(con, since, today)
+    params = market_params(today, config, segments)
+    # One materialised read of the day's offers (every current row, with why it is not
+    # comparable), the columns the four tables need; each table is then a small query on it,
+    # and the market value is made from the stored stage one.
+    offers = f"SELECT {_DAY_COLUMNS} FROM ({offers_sql()})"
+    providers_sql = PROVIDERS.format(offers="SELECT * FROM _day_offers")
+    market_sql = MARKET.format(providers="SELECT * FROM market_provider_price WHERE day = $day")
+    days = sorted(observed | priced)
+    for day in days:
+        params["day"] = day
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _day_offers AS {offers}",
+                    {**bind(offers, params), "as_of": day_end(day, now)})
+        if day in observed:
+            con.execute("INSERT INTO daily_source SELECT DISTINCT $day, provider, gpu_model,"
+                        " pricing, source FROM _day_offers", {"day": day})
+            con.execute(_CHEAPEST_ROWS, {"day": day})
+        if day in priced:
+            con.execute(f"INSERT INTO market_provider_price BY NAME {providers_sql}",
+                        bind(providers_sql, params))
+            con.execute(f"INSERT INTO market_price BY NAME SELECT *, $now AS computed_at "
+                        f"FROM ({market_sql})", {**bind(market_sql, params), "now": now})
+    if days:
+        con.execute("DROP TABLE _day_offers")
+    return days
+
+
+def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date,
+                     until: date, pricing: tuple[str, ...] | None = None,
+                     providers: list[str] | None = None, per_model: bool = False,
+                     now: datetime | None = None) -> pl.DataFrame:
+    """The cheapest comparable offer per observed day (per GPU model with `per_model`, else
+    the cheapest of `gpu_models` that day), with where it came from. Days before today are
+    read from daily_cheapest (default pricing set, every provider) or computed the same way;
+    today's point is the live cheapest at `now`."""
+    now = now or datetime.now(UTC)
+    today = now.astimezone(UTC).date()
+    chosen = pricing_set(pricing)
+    if chosen == DEFAULT_PRICING and not providers:
+        past = con.execute(
+            "SELECT day, gpu_model, usd_per_gpu_hour, provider, offering, region, pricing, "
+            "gpu_count, usd_per_hour, source, capture_id, observed_at FROM daily_cheapest "
+            "WHERE day BETWEEN $since AND $until AND day < $today "
+            "AND list_contains($models, gpu_model)",
+            {"since": since, "until": until, "today": today, "models": gpu_models}).pl()
+        frames = [past.cast(_COLUMNS)]
+    else:
+        days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day BETWEEN $since "
+                           "AND $until AND day < $today ORDER BY day",
+                           {"since": since, "until": until, "today": today}).fetchall()
+        frames = [_cheapest_rows(con, day_end(day, now), day, chosen, gpu_models, providers)
+                  for (day,) in days]
+    if since <= today <= until:
+        frames.append(_cheapest_rows(con, now, today, chosen, gpu_models, providers))
+    rows = pl.concat(frames) if frames else pl.DataFrame(schema=_COLUMNS)
+    keys = ["day", "gpu_model"] if per_model else ["day"]
+    return (rows.sort(*keys, "usd_per_gpu_hour", "provider", "offering", "region", "pricing")
+            .group_by(keys, maintain_order=True).first().sort(keys))
+
+
+def _cheapest_rows(con: duckdb.DuckDBPyConnection, as_of: datetime, day: date,
+                   pricing: tuple[str, ...], gpu_models: list[str],
+                   providers: list[str] | None) -> pl.DataFrame:
+    rows = cheapest_at(con, as_of, pricing, gpu_models=gpu_models, providers=providers)
+    return rows.select(
+        pl.lit(day).alias("day"), "gpu_model",
+        pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"), "provider", "offering",
+        "region", "pricing", "gpu_count", pl.col("price_usd_per_hour").alias("usd_per_hour"),
+        "source", "capture_id", "observed_at").cast(_COLUMNS)
+
+
+def segment_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
+                    until: date) -> pl.DataFrame:
+    """daily_cheapest_segment rows up to `until`: the cheapest comparable offer per GPU model,
+    provider segment and observed day (the board's history lines)."""
+    return con.execute(
+        "SELECT gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source "
+        "FROM daily_cheapest_segment WHERE day <= $until AND list_contains($models, gpu_model) "
+        "ORDER BY gpu_model, segment, day", {"until": until, "models": gpu_models}).pl()

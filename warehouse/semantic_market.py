@@ -1,0 +1,227 @@
+"""The market price of a GPU-hour and its moves: a two-stage median over comparable offers.
+
+Stage 1: each provider's median $/GPU-hour over its comparable offers (warehouse.semantic
+OFFERS, default pricing set), so a provider with hundreds of regional rows gets one vote, like
+a provider with one list price. Stage 2: the median of those across providers, with p25 and p75
+of the provider medians, min and max = the lowest and highest counted offer, counts and a
+dispersion figure (p75 - p25) / median; for all providers and per segment
+(schemas/provider_segments.csv). A value that fails a rule of market.toml is withheld: stored
+with its reason, never silently missing.
+
+A MOVE between two days is measured over the providers quoting the GPU on both days (matched),
+from the stored per-provider medians: a provider joining or leaving is a coverage change,
+reported apart; a provider carried forward keeps its last seen price and is named. A move over
+fewer matched providers than min_providers is withheld, like a market value.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import duckdb
+import polars as pl
+
+from contract import DEFAULT_PRICING
+from warehouse.semantic import (
+    ALL,
+    MarketConfig,
+    _default_config,
+    bind,
+    day_end,
+    offers_params,
+    offers_sql,
+)
+
+__all__ = ["MARKET", "MOVES", "PROVIDERS", "computed_market", "coverage_changes", "market_moves",
+           "market_params", "read_market", "read_provider_prices", "stored_market"]
+
+# Stage one: each provider's median of its comparable offers per GPU model (`{offers}`: the
+# OFFERS query, or a table of its rows, of one moment), with its lowest and highest offer.
+PROVIDERS = """
+SELECT $day AS day, gpu_model, provider, segment,
+       median(price_usd_per_gpu_hour) AS usd_per_gpu_hour, CAST(count(*) AS INTEGER) AS offers,
+       CAST(count(DISTINCT offering) AS INTEGER) AS offerings,
+       CAST(max(carried_days) AS INTEGER) AS carried_days,
+       string_agg(DISTINCT source, ', ' ORDER BY source) AS sources,
+       min(price_usd_per_gpu_hour) AS min_usd, max(price_usd_per_gpu_hour) AS max_usd
+FROM ({offers}) WHERE excluded IS NULL
+GROUP BY ALL ORDER BY gpu_model, provider
+"""
+
+# Stage two: across the providers of stage one (`{providers}`: PROVIDERS rows of one day),
+# for all of them and per segment, with the rules of market.toml.
+MARKET = """
+WITH providers AS (
+    SELECT * FROM ({providers})
+), grouped AS (
+    SELECT *, 'all' AS grp FROM providers
+    UNION ALL
+    SELECT *, segment AS grp FROM providers
+), stats AS (
+    SELECT gpu_model, grp AS segment, median(usd_per_gpu_hour) AS median_usd,
+           min(min_usd) AS min_usd, quantile_cont(usd_per_gpu_hour, 0.25) AS p25_usd,
+           quantile_cont(usd_per_gpu_hour, 0.75) AS p75_usd, max(max_usd) AS max_usd,
+           count(*) AS providers, sum(offers) AS offers, sum(offerings) AS offerings,
+           first(provider ORDER BY offerings DESC, provider) AS top_provider,
+           max(offerings) AS top_offerings,
+           list_sort(coalesce(list(provider) FILTER (WHERE carried_days > 0),
+                              []::VARCHAR[])) AS carried_providers,
+           CASE WHEN grp = 'all' THEN $min_providers ELSE $min_providers_segment END AS needed
+    FROM grouped GROUP BY gpu_model, grp
+), ruled AS (
+    SELECT *, (p75_usd - p25_usd) / median_usd AS dispersion,
+           offerings AS all_offerings, top_offerings / offerings AS top_share
+    FROM stats
+), reasoned AS (
+    SELECT *, CASE
+        WHEN providers < needed
+            THEN format('only {{}} provider(s) quote it; the rule needs {{}}', providers, needed)
+        WHEN top_share > $max_share
+            THEN format('one provider ({{}}) lists {{}} of {{}} offerings ({{}}% > {{}}%)',
+                        top_provider, top_offerings, all_offerings,
+                        CAST(round(top_share * 100) AS BIGINT), $max_share_pct)
+        WHEN dispersion > $max_dispersion
+            THEN format('providers disagree: dispersion (p75-p25)/median {{}} > {{}}',
+                        round(dispersion, 2), $max_dispersion_text)
+        END AS withheld_reason
+    FROM ruled
+)
+SELECT $day AS day, gpu_model, segment,
+       CASE WHEN withheld_reason IS NULL THEN median_usd END AS usd_per_gpu_hour, median_usd,
+       min_usd, p25_usd, p75_usd, max_usd, CAST(providers AS INTEGER) AS providers,
+       CAST(offers AS INTEGER) AS offers, dispersion, carried_providers, withheld_reason,
+       $pricing_text AS pricing
+FROM reasoned
+ORDER BY gpu_model, segment <> 'all', segment
+"""
+
+MOVES = """
+WITH old AS (SELECT * FROM market_provider_price WHERE day = $old_day
+), new AS (SELECT * FROM market_provider_price WHERE day = $new_day
+), matched AS (
+    SELECT o.gpu_model, o.provider, o.usd_per_gpu_hour AS old_usd,
+           n.usd_per_gpu_hour AS new_usd, greatest(o.carried_days, n.carried_days) AS carried
+    FROM old o JOIN new n USING (gpu_model, provider)
+    WHERE $models IS NULL OR list_contains($models, o.gpu_model)
+), moves AS (
+    SELECT gpu_model, CAST(count(*) AS INTEGER) AS matched, median(old_usd) AS old_usd,
+           median(new_usd) AS new_usd,
+           round(median((new_usd / old_usd - 1) * 100), 2) AS median_provider_pct,
+           CAST(count(*) FILTER (WHERE new_usd < old_usd) AS INTEGER) AS providers_down,
+           CAST(count(*) FILTER (WHERE new_usd > old_usd) AS INTEGER) AS providers_up,
+           list_sort(coalesce(list(provider) FILTER (WHERE carried > 0), []::VARCHAR[]))
+               AS carried
+    FROM matched GROUP BY gpu_model
+)
+SELECT gpu_model, matched, old_usd, new_usd,
+       CASE WHEN matched >= $min_providers
+            THEN round((new_usd / old_usd - 1) * 100, 2) END AS pct_change,
+       median_provider_pct, providers_down, providers_up, carried,
+       CASE WHEN matched < $min_providers
+            THEN format('only {} matched provider(s); the rule needs {}', matched,
+                        $min_providers) END AS withheld_reason
+FROM moves
+ORDER BY pct_change NULLS LAST, gpu_model
+"""
+
+COVERAGE = """
+WITH old AS (SELECT * FROM market_provider_price WHERE day = $old_day
+), new AS (SELECT * FROM market_provider_price WHERE day = $new_day)
+SELECT gpu_model, provider, segment, change, usd_per_gpu_hour FROM (
+    SELECT n.gpu_model, n.provider, n.segment, 'joined' AS change, n.usd_per_gpu_hour
+    FROM new n ANTI JOIN old o USING (gpu_model, provider)
+    UNION ALL
+    SELECT o.gpu_model, o.provider, o.segment, 'left' AS change, o.usd_per_gpu_hour
+    FROM old o ANTI JOIN new n USING (gpu_model, provider))
+WHERE $models IS NULL OR list_contains($models, gpu_model)
+ORDER BY gpu_model, change, provider
+"""
+
+
+def market_params(day: date, config: MarketConfig | None = None,
+                  segments: dict[str, str] | None = None) -> dict[str, object]:
+    """Every parameter MARKET and PROVIDERS read (the offers' ones included)."""
+    config = config or _default_config()
+    return {
+        "day": day, "min_providers": config.min_providers,
+        "min_providers_segment": config.min_providers_segment,
+        "max_share": config.max_offering_share,
+        "max_share_pct": round(config.max_offering_share * 100),
+        "max_dispersion": config.max_dispersion,
+        "max_dispersion_text": f"{config.max_dispersion}",
+        "pricing_text": ",".join(DEFAULT_PRICING),
+        **offers_params(DEFAULT_PRICING, config, segments),
+    }
+
+
+def computed_market(con: duckdb.DuckDBPyConnection, as_of: datetime,
+                    config: MarketConfig | None = None, segments: dict[str, str] | None = None,
+                    *, offers: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per-provider medians, market values) as the prices stood at `as_of`, computed now.
+
+    `offers`: a relation already holding the OFFERS rows of that moment (default: computed).
+    """
+    params = {"as_of": as_of, **market_params(as_of.date(), config, segments)}
+    providers_sql = PROVIDERS.format(offers=offers or offers_sql())
+    market_sql = MARKET.format(providers=providers_sql)
+    return (con.execute(providers_sql, bind(providers_sql, params)).pl(),
+            con.execute(market_sql, bind(market_sql, params)).pl())
+
+
+def read_market(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | None = None,
+                since: date | None = None, until: date | None = None,
+                segment: str | None = None) -> pl.DataFrame:
+    """Stored market values (the market_price table, kept up by every append)."""
+    return con.execute(
+        """
+        SELECT * EXCLUDE (computed_at) FROM market_price
+        WHERE ($models IS NULL OR list_contains($models, gpu_model))
+          AND ($since IS NULL OR day >= $since) AND ($until IS NULL OR day <= $until)
+          AND ($segment IS NULL OR segment = $segment)
+        ORDER BY day, gpu_model, segment <> 'all', segment
+        """,
+        {"models": gpu_models, "since": since, "until": until, "segment": segment},
+    ).pl()
+
+
+def read_provider_prices(con: duckdb.DuckDBPyConnection, day: date,
+                         gpu_models: list[str] | None = None) -> pl.DataFrame:
+    """Stored stage-one rows of one day."""
+    return con.execute(
+        "SELECT * FROM market_provider_price WHERE day = $day "
+        "AND ($models IS NULL OR list_contains($models, gpu_model)) ORDER BY gpu_model, provider",
+        {"day": day, "models": gpu_models}).pl()
+
+
+def stored_market(con: duckdb.DuckDBPyConnection, day: date, *,
+                  gpu_models: list[str] | None = None, segment: str | None = ALL,
+                  now: datetime | None = None) -> tuple[pl.DataFrame, bool]:
+    """(market values of `day`, stored?): the stored rows, else (a day the table does not
+    hold, e.g. before the first append of this code) the same SQL computed at the day's end."""
+    stored = read_market(con, gpu_models=gpu_models, since=day, until=day, segment=segment)
+    if stored.height:
+        return stored, True
+    _, market = computed_market(con, day_end(day, now))
+    if gpu_models:
+        market = market.filter(pl.col("gpu_model").is_in(gpu_models))
+    if segment:
+        market = market.filter(pl.col("segment") == segment)
+    return market, False
+
+
+def market_moves(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
+                 gpu_models: list[str] | None = None,
+                 config: MarketConfig | None = None) -> pl.DataFrame:
+    """Per GPU model quoted on both days: the median over matched providers, old -> new, the
+    change in % (NULL when withheld: fewer matched providers than min_providers), the median
+    of each matched provider's own change, and the providers carried forward."""
+    config = config or _default_config()
+    return con.execute(MOVES, {"old_day": old_day, "new_day": new_day, "models": gpu_models,
+                               "min_providers": config.min_providers}).pl()
+
+
+def coverage_changes(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
+                     gpu_models: list[str] | None = None) -> pl.DataFrame:
+    """Providers that started or stopped quoting a GPU model between the two days."""
+    return con.execute(COVERAGE, {"old_day": old_day, "new_day": new_day,
+                                  "models": gpu_models}).pl()
