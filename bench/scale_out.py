@@ -5,7 +5,7 @@ instance-types API (10-30 instance types, a few regions each; each cycle a sourc
 its prices with some chance), with failures (HTTP 503, ~3 %) and slow answers (0.3-1.5 s,
 ~5 %). `--workers` worker processes take batches of `--batch` sources from a queue and run
 each batch exactly as a `refresh-batch` flow run does (flows.refresh_work.run_refresh: fetch
-with retries, parse, validate, screens, land; the market update after), into one lake
+with retries, parse, validate, screens, land with the day's derived tables), into one lake
 (ducklake:postgres catalog in a real PostgreSQL on 127.0.0.1, Parquet data in a moto S3
 bucket). Every `--cycles` cycle is one 15-minute tick of a compressed day: the next cycle's
 batches are queued when the previous cycle's are done. Then: lost or duplicated rows (every
@@ -111,7 +111,7 @@ def worker(jobs: Any, results: Any, url: str, base: str, count: int) -> None:
     """One worker process: batch runs from the queue until None."""
     import flows.refresh_work as work
     from contract.settings import load_settings
-    from warehouse import txn
+    from warehouse.transaction import conflicts_seen
 
     sources = synthetic_sources(count, base)
     work.all_sources = lambda: sources  # the synthetic sources instead of the registry's
@@ -124,7 +124,7 @@ def worker(jobs: Any, results: Any, url: str, base: str, count: int) -> None:
         outcomes = work.run_refresh(settings, source_names=batch, run_id=f"c{cycle}-{batch[0]}",
                                     lock_wait_s=600)
         results.put({"pid": os.getpid(), "cycle": cycle, "seconds": time.monotonic() - started,
-                     "conflicts": txn.conflicts_seen(),
+                     "conflicts": conflicts_seen(),
                      "outcomes": [(o.source, o.status, o.rows_stored) for o in outcomes]})
 
 

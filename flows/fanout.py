@@ -6,8 +6,8 @@ pool; each of its N process workers (`prefect worker start --pool gpuprices`, on
 takes the next one, so N batches scrape at once. Each batch run is an ordinary `refresh` of
 its sources (one task per source, its own run id) writing straight into the warehouse:
 - a lake (`ducklake:postgres:...`): every landing commits on its own through the catalog,
-  serial at commit time (warehouse.transaction: a conflict runs that landing again, checks included),
-  so two workers landing at once both land, and a worker killed mid-write leaves nothing;
+  serial at commit time (warehouse.transaction: a conflict runs that landing again, checks
+  included), so two workers landing at once both land, and a worker killed mid-write leaves nothing;
 - a DuckDB file: one writer at a time, so a batch waits for the file (`wait_s`) instead of
   failing; the fetching still overlaps only within a batch.
 A batch run that crashes (its worker died) is re-run by hand or by the next schedule: what it

@@ -217,7 +217,7 @@ def views_fingerprint() -> str:
 
 
 def ensure_token_table(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the write token (warehouse.transaction) in its own transaction when the lake has none."""
+    """Create the write token (warehouse.transaction) in its own transaction if missing."""
     from warehouse.transaction import TOKEN_TABLE
 
     found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = "
