@@ -26,6 +26,7 @@ import duckdb
 
 from contract.files import link_target
 from warehouse import snapshot
+from warehouse.engine import open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
 from warehouse.lake import (
     LAKE_ALIAS,
@@ -109,7 +110,7 @@ def _file(path: str | Path) -> Path:
 def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
           warehouse: Path) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=config)
+        return open_duckdb(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         text = str(exc)
         if _is_lock_error(exc):
@@ -130,7 +131,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     if is_lake_url(path):  # many writers at once: warehouse.lake, warehouse.transaction
         return open_lake_writer(str(path))
     if _is_memory(path):
-        con = duckdb.connect(":memory:", config=dict(NO_FILES))
+        con = open_duckdb(":memory:", config=dict(NO_FILES))
         migrate(con)
         refresh_views(con)
         sync_reference(con)
@@ -272,7 +273,7 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     if sandboxed and limits is not None:
         config.update(limits.config())
     if _is_memory(path):
-        return duckdb.connect(":memory:", config=config)
+        return open_duckdb(":memory:", config=config)
     return _open_checked(path, config)[0]
 
 

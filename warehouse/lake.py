@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from warehouse.dialect import is_lake_url
+from warehouse.engine import open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError
 from warehouse.extensions import LAKE_CONFIG, load_extension, s3_secret
 from warehouse.schema import refresh_views
@@ -191,7 +192,7 @@ def attach_lake(con: duckdb.DuckDBPyConnection, url: str, data_path: str | None 
 def lake_connection(url: str, data_path: str | None, *, read_only: bool,
                     env: Mapping[str, str] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the lake attached as LAKE_ALIAS and used by default."""
-    con = duckdb.connect(":memory:", config=dict(LAKE_CONFIG))
+    con = open_duckdb(":memory:", config=dict(LAKE_CONFIG))
     try:
         attach_lake(con, url, data_path, read_only=read_only, env=env)
         con.execute(f"USE {LAKE_ALIAS}")
@@ -294,7 +295,7 @@ def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> Pu
     (warehouse.connection.read_source), so publishing never holds up a refresh. Only what
     changed is written: a publish with nothing new commits no snapshot and writes no file."""
     target = lake_target(url, data_path)
-    con = duckdb.connect(config=dict(LAKE_CONFIG))
+    con = open_duckdb(":memory:", config=dict(LAKE_CONFIG))
     try:
         con.execute(f"ATTACH {_quote(str(warehouse))} AS wh (READ_ONLY)")
         attach_lake(con, url, data_path)

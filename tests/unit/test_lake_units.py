@@ -112,3 +112,27 @@ def test_a_file_catalog_lake_is_a_warehouse_that_upkeep_keeps_small(
             "SELECT count(*) FROM observation").fetchone()[0] > 0
     finally:
         again.close()
+
+
+def test_no_connection_prints_a_progress_bar(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB draws its bar on stdout after 2 s, into `-f csv` output and workers' pipes."""
+    monkeypatch.setenv("GPUPRICES_ARCHIVE", str(tmp_path / "raw"))
+    file, lake = tmp_path / "w.duckdb", f"ducklake:{tmp_path / 'c.ducklake'}"
+    connect(file).close()
+    openers = [lambda: connect(":memory:"), lambda: connect_read_only(file),
+               lambda: connect_read_only(file, sandboxed=True), lambda: connect(lake),
+               lambda: connect_read_only(lake, sandboxed=True)]
+    for opener in openers:  # one at a time: a DuckDB-file catalog opens once per process
+        con = opener()
+        try:
+            assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() \
+                == (False,)
+        finally:
+            con.close()
+    sandbox = connect_read_only(file, sandboxed=True)
+    try:  # the sandbox's settings are still locked after the bar is turned off
+        with pytest.raises(duckdb.Error, match="locked"):
+            sandbox.execute("SET enable_progress_bar = true")
+    finally:
+        sandbox.close()
