@@ -107,6 +107,7 @@ def _file(path: str | Path) -> Path:
     return target
 
 
+
 def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
           warehouse: Path) -> duckdb.DuckDBPyConnection:
     try:
@@ -426,6 +427,12 @@ def _reference_rows_hash(con: duckdb.DuckDBPyConnection) -> str:
     return str(row[0]) if row else ""
 
 
+def _catalog_comment(fingerprint: str, rows_hash: str) -> str:
+    """gpu_catalog's comment: what it holds, then what it was synced from (checked on open)."""
+    return (f"The GPU catalog (schemas/gpu_catalog.csv), synced on every writable open "
+            f"[{fingerprint} {rows_hash}]")
+
+
 def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
     """Keep gpu_catalog, plan and gpu_ownership equal to the files shipped with this code.
 
@@ -437,7 +444,7 @@ def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
     fingerprint = _reference_fingerprint()
     stored = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'gpu_catalog' "
                          "AND schema_name = current_schema()").fetchone()
-    if stored and stored[0] == f"{fingerprint} {_reference_rows_hash(con)}":
+    if stored and stored[0] == _catalog_comment(fingerprint, _reference_rows_hash(con)):
         return
     import polars as pl
 
@@ -457,4 +464,4 @@ def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _reference")
             con.unregister("_reference")
         con.execute(f"COMMENT ON TABLE gpu_catalog IS "
-                    f"'{fingerprint} {_reference_rows_hash(con)}'")
+                    f"'{_catalog_comment(fingerprint, _reference_rows_hash(con))}'")
