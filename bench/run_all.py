@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import ingest, memory_aws, readers, startup, vs_gpuhunt, warehouse_scale
+from bench import ingest, memory_aws, readers, scale_out, startup, vs_gpuhunt, warehouse_scale
 from bench._common import size_arg
 
 BENCHMARKS: tuple[tuple[str, Callable[[list[str]], int]], ...] = (
@@ -20,6 +20,7 @@ BENCHMARKS: tuple[tuple[str, Callable[[list[str]], int]], ...] = (
     ("memory_aws", memory_aws.main),
     ("startup", startup.main),
     ("readers", readers.main),
+    ("scale_out", scale_out.main),
 )
 
 

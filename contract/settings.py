@@ -108,7 +108,12 @@ class Settings:
     def archive_root(self) -> Path:
         from contract.files import link_target  # beside the real file when it is a symlink
 
-        return self.archive_dir or link_target(self.warehouse).parent / "raw"
+        if self.archive_dir:
+            return self.archive_dir
+        if str(self.warehouse).startswith(("ducklake:", "md:")):
+            raise SettingsError("a lake warehouse needs GPUPRICES_ARCHIVE: the raw captures' "
+                                "folder every worker shares, or s3://bucket/prefix")
+        return link_target(self.warehouse).parent / "raw"
 
     @property
     def reports_root(self) -> Path:

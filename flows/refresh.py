@@ -157,12 +157,14 @@ def refresh(
     sources: list[str] | None = None,
     offline: bool = False,
     warehouse: str | None = None,
+    wait_s: float = 0.0,
 ) -> State:
-    """Scrape every source (or `sources`) into the warehouse; offline replays bundled examples."""
+    """Scrape every source (or `sources`) into the warehouse; offline replays bundled examples.
+    `wait_s`: wait that long for another writer of a DuckDB file (flows.fanout's batches)."""
     with project_logs_to_prefect():
         result = refresh_now(sources, offline, warehouse,
                              run_id=f"refresh-{flow_run.id or uuid.uuid4().hex}",
-                             runner=run_as_tasks)
+                             runner=run_as_tasks, wait_s=max(0.0, min(wait_s, 86_400.0)))
         create_table_artifact(
             key="refresh-summary", table=summary_rows(result.outcomes),
             description=f"Refresh {result.run_id} into {Path(result.warehouse).name}: "

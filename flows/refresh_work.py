@@ -43,6 +43,7 @@ from warehouse.append import (
     register_sources,
     start_run,
 )
+from warehouse.connection import cursor as cursor_of
 from warehouse.connection import open_warehouse
 from warehouse.ingest import Prepared, ScrapeOutcome, land, prepare, record_fetch_failure
 from warehouse.lock import refresh_lock
@@ -141,7 +142,7 @@ def _scrape(
                     error=f"parse error: {error}")
     # Parse + validate outside the write lock (pure CPU), so other sources append meanwhile;
     # a payload already stored is not parsed at all (`land` checks again under the lock).
-    prepared = None if capture_stored(con.cursor(), source.name, raw.capture_id) \
+    prepared = None if capture_stored(cursor_of(con), source.name, raw.capture_id) \
         else _prepare_reading_rates(con, source, raw, run_id)
     with writing(con, write_lock) as cursor:
         return land(cursor, source, raw, prepared, run_id=run_id,
@@ -155,7 +156,7 @@ def writing(con: duckdb.DuckDBPyConnection,
     """One source's write: under the lock, on its own cursor, closed however the block ends
     (closing rolls back a transaction that anything, even a KeyboardInterrupt, cut short)."""
     with write_lock:
-        cursor = con.cursor()
+        cursor = cursor_of(con)
         try:
             yield cursor
         finally:
@@ -165,7 +166,7 @@ def writing(con: duckdb.DuckDBPyConnection,
 def _prepare_reading_rates(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
                            run_id: str) -> Prepared:
     """`prepare` on a cursor of its own, closed after: it only reads exchange rates."""
-    with closing(con.cursor()) as cursor:
+    with closing(cursor_of(con)) as cursor:
         return prepare(source, raw, run_id, cursor)
 
 
@@ -274,16 +275,18 @@ class RefreshResult:
 
 def refresh_now(sources: list[str] | None = None, offline: bool = False,
                 warehouse: str | None = None, run_id: str | None = None,
-                runner: Runner | None = None) -> RefreshResult:
+                runner: Runner | None = None, wait_s: float = 0.0) -> RefreshResult:
     """The refresh itself, as a plain function: scrape, land, then check the alert rules.
 
     The `refresh` flow runs exactly this (with a run record in Prefect); the CLI calls it
     directly when no Prefect API is configured, so it answers without starting one.
+    `wait_s`: how long to wait for another writer of a DuckDB file (a lake needs no wait:
+    its writers take turns at each commit).
     """
     settings = load_settings(warehouse=warehouse, secret_names=secret_names())
     run_id = run_id or f"refresh-{uuid.uuid4().hex}"
     outcomes = run_refresh(settings, source_names=sources, offline=offline, run_id=run_id,
-                           runner=runner)
+                           runner=runner, lock_wait_s=wait_s)
     result = RefreshResult(run_id, settings.warehouse, outcomes)
     progress_log.info("refresh %s: %s; %d rows stored", run_id, result.message,
                       sum(o.rows_stored for o in outcomes))

@@ -182,10 +182,13 @@ def migrate(warehouse: WarehouseOpt = None) -> None:
         open_warehouse,
         schema_version,
     )
+    from warehouse.dialect import is_lake_url
+    from warehouse.lake import redact
     from warehouse.snapshot import read_path
 
     settings = load_settings(warehouse=warehouse)
-    if not settings.warehouse.exists():
+
+    if not is_lake_url(settings.warehouse) and not settings.warehouse.exists():
         raise fail(f"no warehouse at {settings.warehouse}: nothing to migrate")
     try:
         check_warehouse_file(settings.warehouse)
@@ -193,8 +196,9 @@ def migrate(warehouse: WarehouseOpt = None) -> None:
             version = schema_version(con)
     except WarehouseError as exc:
         raise fail(str(exc)) from None
-    typer.echo(f"{settings.warehouse}: schema version {version}; readers open "
-               f"{read_path(settings.warehouse)}")
+    readers = "it directly" if is_lake_url(settings.warehouse) else read_path(settings.warehouse)
+    typer.echo(f"{redact(str(settings.warehouse))}: schema version {version}; readers open "
+               f"{readers}")
 
 
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:

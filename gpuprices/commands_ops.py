@@ -19,6 +19,7 @@ from gpuprices.options import (
     WarehouseOpt,
     day_option,
     fail,
+    in_range,
     prepare_prefect,
     read_warehouse,
     writable_warehouse,
@@ -57,8 +58,10 @@ def serve(
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
     prepare_prefect(settings.warehouse)
     from flows.serve import serve as serve_flows
+    from warehouse.dialect import is_lake_url
 
-    serve_flows(refresh_cron, report_cron, str(settings.warehouse.resolve()), offline=offline)
+    where = settings.warehouse if is_lake_url(settings.warehouse) else settings.warehouse.resolve()
+    serve_flows(refresh_cron, report_cron, str(where), offline=offline)
 
 
 def reparse(
@@ -136,7 +139,7 @@ def publish(
     import os
 
     from warehouse.connection import WarehouseError, read_source
-    from warehouse.lake import lake_settings
+    from warehouse.lake import lake_settings, lake_target, redact
     from warehouse.lake import publish as publish_lake
 
     configured = lake_settings(os.environ)
@@ -146,13 +149,46 @@ def publish(
     data = data_path or (configured[1] if configured else None)
     settings = load_settings(warehouse=warehouse)
     try:
+        lake_target(url, data)  # a bad lake URL or data path is said before anything is read
         # the read snapshot (checked, current schema): publishing never holds up a refresh
         result = publish_lake(read_source(settings.warehouse), url, data)
     except (WarehouseError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from None
-    typer.echo(f"published to {url}: {result.tables.get('observation', 0)} observations "
+    typer.echo(f"published to {redact(url)}: {result.tables.get('observation', 0)} observations "
                f"({result.captures_copied} captures copied), {len(result.tables)} tables"
                + (f"; recreated {', '.join(result.recreated)}" if result.recreated else ""))
+
+
+def upkeep(
+    lake: Annotated[str | None, typer.Option(help="the lake (default: --warehouse when it is "
+                                             "a lake, else $GPUPRICES_LAKE)")] = None,
+    keep_hours: Annotated[float, typer.Option(help="keep snapshots this recent (time travel "
+                                              "reaches back that far)",
+                                              callback=in_range(0, 24 * 365))] = 168.0,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Bound a DuckLake's growth: merge small files, expire old snapshots, delete the files
+    no snapshot needs (the `lake-upkeep` deployment runs it hourly)."""
+    import os
+    from datetime import timedelta
+
+    from warehouse.connection import WarehouseError
+    from warehouse.dialect import is_lake_url
+    from warehouse.lake import lake_settings, redact, upkeep_lake
+
+    settings = load_settings(warehouse=warehouse)
+    configured = lake_settings(os.environ)
+    url = lake or (str(settings.warehouse) if is_lake_url(settings.warehouse) else None) \
+        or (configured[0] if configured else None)
+    if not url:
+        raise fail("no lake: pass --lake, a -w ducklake:... warehouse, or set GPUPRICES_LAKE", 2)
+    try:
+        result = upkeep_lake(url, keep=timedelta(hours=keep_hours))
+    except WarehouseError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"{redact(url)}: snapshots {result.snapshots_before} -> "
+               f"{result.snapshots_after}, data files {result.files_before} -> "
+               f"{result.files_after} ({result.files_deleted} deleted)")
 
 
 alerts_app = typer.Typer(help="Price alert rules ($GPUPRICES_ALERTS or ./alerts.toml).",
@@ -199,6 +235,6 @@ def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -
 
 
 def register(app: typer.Typer) -> None:
-    for command in (serve, reparse, export, publish):
+    for command in (serve, reparse, export, publish, upkeep):
         app.command()(command)
     app.add_typer(alerts_app, name="alerts")

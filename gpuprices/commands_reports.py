@@ -44,7 +44,9 @@ def report(
     """Write the weekly markdown report (with its chart) and the HTML price board beside it;
     the Prefect `weekly_report` flow with --prefect or when PREFECT_API_URL is set."""
     settings = load_settings(warehouse=warehouse)
-    if not settings.warehouse.exists():
+    from warehouse.dialect import is_lake_url
+
+    if not is_lake_url(settings.warehouse) and not settings.warehouse.exists():
         raise fail(f"no warehouse at {settings.warehouse}: run `gpuprices refresh` first")
     if week is not None:
         from reports.weekly.report import report_as_of

@@ -182,8 +182,9 @@ def use_prefect(asked: bool) -> bool:
 
 def prepare_prefect(warehouse: Path) -> None:
     """Keep Prefect local and quiet unless the user configured otherwise."""
-    os.environ.setdefault("PREFECT_HOME", str(warehouse.parent.resolve() / ".prefect"))
-    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+    if not str(warehouse).startswith(("ducklake:", "md:")):  # a lake: Prefect's own home
+        os.environ.setdefault("PREFECT_HOME", str(warehouse.parent.resolve() / ".prefect"))
+        Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")

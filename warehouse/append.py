@@ -1,7 +1,8 @@
 """Writes to the warehouse: runs, captures, observations, quarantine. One transaction per source.
 
 Everything a source produced in one run lands together or not at all: a crash in the middle
-of an append leaves the previous state, and replaying a stored capture adds nothing.
+of an append leaves the previous state, and replaying a stored capture adds nothing. No write
+relies on a PRIMARY KEY (a DuckLake has none): each guarded insert checks in its transaction.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import polars as pl
 
 from schemas.observation import OBSERVATION_SCHEMA
 from warehouse.summaries import UTC_DAY, after_append
+from warehouse.transaction import retrying, transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,31 +52,39 @@ def register_sources(con: duckdb.DuckDBPyConnection, sources: Iterable[SourceInf
     rows = {(s.source, s.provider, s.kind, s.url, s.aggregator) for s in sources}
     rows -= set(con.execute("SELECT source, provider, kind, url, aggregator FROM source")
                 .fetchall())
-    if rows:  # one statement for all (executemany runs one per row: ~15 ms each)
-        con.execute(
-            f"INSERT INTO source VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(rows))} "
-            "ON CONFLICT (source) DO UPDATE SET "
-            "provider = excluded.provider, kind = excluded.kind, url = excluded.url, "
-            "aggregator = excluded.aggregator",
-            [value for row in sorted(rows) for value in row],
-        )
+    if not rows:
+        return
+    def write() -> None:
+        with transaction(con):  # one statement each (executemany: ~15 ms per row)
+            values = ", ".join(["(?, ?, ?, ?, ?)"] * len(rows))
+            params = [value for row in sorted(rows) for value in row]
+            con.execute(f"DELETE FROM source WHERE source IN (SELECT col0 FROM (VALUES "
+                        f"{values}))", params)
+            con.execute(f"INSERT INTO source VALUES {values}", params)
+    retrying(write, what="registering sources")
 
 
 def start_run(con: duckdb.DuckDBPyConnection, run_id: str, flow: str, *, offline: bool,
               note: str | None = None) -> None:
-    con.execute(
-        "INSERT INTO refresh_run VALUES (?, ?, ?, NULL, ?, 'running', ?)",
-        [run_id, flow, datetime.now(UTC), offline, note],
-    )
+    def write() -> None:
+        with transaction(con):
+            con.execute(
+                "INSERT INTO refresh_run VALUES (?, ?, ?, NULL, ?, 'running', ?)",
+                [run_id, flow, datetime.now(UTC), offline, note],
+            )
+    retrying(write, what=f"starting run {run_id}")
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str,
                note: str | None = None) -> None:
-    con.execute(
-        "UPDATE refresh_run SET finished_at = ?, status = ?, note = coalesce(?, note) "
-        "WHERE run_id = ?",
-        [datetime.now(UTC), status, note, run_id],
-    )
+    def write() -> None:
+        with transaction(con):
+            con.execute(
+                "UPDATE refresh_run SET finished_at = ?, status = ?, note = coalesce(?, note) "
+                "WHERE run_id = ?",
+                [datetime.now(UTC), status, note, run_id],
+            )
+    retrying(write, what=f"finishing run {run_id}")
 
 
 def previous_good_rows(con: duckdb.DuckDBPyConnection, source: str) -> int | None:
@@ -132,16 +142,13 @@ def _utc_day(moment: datetime | None) -> date | None:
 
 
 def _insert_run(con: duckdb.DuckDBPyConnection, record: ScrapeRecord) -> None:
+    """The run's row for the source, replacing an earlier one of the same (run, source)."""
+    con.execute("DELETE FROM scrape_run WHERE run_id = ? AND source = ?",
+                [record.run_id, record.source])
     con.execute(
         "INSERT INTO scrape_run (run_id, source, started_at, finished_at, observed_at, status, "
         "attempts, capture_id, rows_parsed, rows_stored, rows_quarantined, unknown_gpus, error, "
-        "note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (run_id, source) DO UPDATE SET finished_at = excluded.finished_at, "
-        "observed_at = excluded.observed_at, status = excluded.status, "
-        "attempts = excluded.attempts, capture_id = excluded.capture_id, "
-        "rows_parsed = excluded.rows_parsed, rows_stored = excluded.rows_stored, "
-        "rows_quarantined = excluded.rows_quarantined, unknown_gpus = excluded.unknown_gpus, "
-        "error = excluded.error, note = excluded.note",
+        "note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             record.run_id, record.source, record.started_at,
             record.finished_at or datetime.now(UTC), record.observed_at, record.status,
@@ -167,15 +174,27 @@ def append_batch(
     `good` rows become observations, `quarantined` rows go to quarantine with their failed check;
     `parts` (aggregators): record which providers `good` prices (provider_capture);
     `screen_market`: the market the price band was narrowed to (screen_market, for reproduce).
+
+    Idempotent by capture id, checked inside the transaction (on a lake another worker may
+    have landed the same payload since the caller looked): a capture already stored for the
+    source becomes an `unchanged` run and writes no observation twice. On a lake a concurrent
+    writer's commit makes this one fail (warehouse.transaction.LakeConflict): the caller runs its
+    whole landing again (warehouse.ingest.land does).
     """
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         if capture is not None:
             con.execute(
-                "INSERT INTO raw_capture VALUES ($capture_id, $source, $url, $fetched_at, "
-                "$content_type, $size_bytes, $archive_path) ON CONFLICT (capture_id) DO NOTHING",
+                "INSERT INTO raw_capture SELECT $capture_id, $source, $url, $fetched_at, "
+                "$content_type, $size_bytes, $archive_path WHERE NOT EXISTS (SELECT 1 FROM "
+                "raw_capture WHERE capture_id = $capture_id)",
                 capture,
             )
+        if good is not None and record.capture_id is not None and \
+                capture_stored(con, record.source, record.capture_id):
+            good = quarantined = None  # landed meanwhile by another worker: no second copy
+            record.status, record.rows_stored, record.rows_quarantined = "unchanged", 0, 0
+            record.note = "payload identical to a stored capture (landed by another worker " \
+                "meanwhile); prices re-confirmed"
         if good is not None:
             _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
             if parts:
@@ -195,10 +214,6 @@ def append_batch(
         for source in {record.source, *days}:
             after_append(con, source, days.get(source, ()), capture_id=record.capture_id,
                          written=good, run_day=run_day if source == record.source else None)
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
 
 
 def replace_capture_observations(
@@ -209,8 +224,7 @@ def replace_capture_observations(
 
     Returns how many old observations were replaced. The re-parse is itself a scrape_run row.
     """
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         row = con.execute("SELECT count(*) FROM observation WHERE capture_id = ?",
                           [capture_id]).fetchone()
         old = int(row[0]) if row else 0
@@ -234,8 +248,4 @@ def replace_capture_observations(
         for source in {record.source, *days}:
             after_append(con, source, days.get(source, ()), capture_id=capture_id,
                          written=good)
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
     return old

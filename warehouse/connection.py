@@ -26,7 +26,18 @@ import duckdb
 
 from contract.files import link_target
 from warehouse import snapshot
+from warehouse.engine import open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
+from warehouse.lake import (
+    LAKE_ALIAS,
+    ensure_token_table,
+    is_lake_url,
+    lake_connection,
+    lake_target,
+    open_lake,
+    redact,
+    views_fingerprint,
+)
 from warehouse.lock import busy_message, writer_lock
 from warehouse.sandbox import QueryLimits
 from warehouse.schema import (
@@ -40,12 +51,13 @@ from warehouse.schema import (
     require_latest,
     schema_version,
 )
+from warehouse.transaction import TOKEN_TABLE, retrying, transaction
 
 __all__ = [
     "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
     "VIEWS_SQL", "WarehouseBusy", "WarehouseError", "WarehouseOutdated", "WarehouseRefused",
-    "check_warehouse_file", "connect", "connect_read_only", "migrate", "migrations",
-    "open_warehouse", "read_source", "refresh_views", "schema_version",
+    "check_warehouse_file", "connect", "connect_read_only", "cursor", "migrate", "migrations",
+    "open_warehouse", "read_source", "refresh_views", "schema_version", "sync_reference",
 ]
 
 log = logging.getLogger("gpuprices.warehouse")
@@ -95,24 +107,11 @@ def _file(path: str | Path) -> Path:
     return target
 
 
-def _duckdb(database: str, *, config: dict[str, object],
-            read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """duckdb.connect without DuckDB's progress bar, which it draws on stdout, piped or not
-    (a query past 2 s would land inside `-f json`). The bar is a per-connection setting, so
-    it is turned off before the configuration is locked."""
-    lock = bool(config.get("lock_configuration"))
-    con = duckdb.connect(database, read_only=read_only,
-                         config={k: v for k, v in config.items() if k != "lock_configuration"})
-    con.execute("SET enable_progress_bar = false")
-    if lock:
-        con.execute("SET lock_configuration = true")
-    return con
-
 
 def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
           warehouse: Path) -> duckdb.DuckDBPyConnection:
     try:
-        return _duckdb(str(path), read_only=read_only, config=config)
+        return open_duckdb(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         text = str(exc)
         if _is_lock_error(exc):
@@ -130,14 +129,13 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     `wait_s` > 0 waits that long for another writer to finish before giving up; readers that
     opened the file itself (not a snapshot) are waited for up to READER_WAIT_S.
     """
-    if str(path).startswith("ducklake:"):
-        raise WarehouseError(f"{path} is a DuckLake: it is read here, written by "
-                             "`gpuprices publish` from a DuckDB warehouse file")
+    if is_lake_url(path):  # many writers at once: warehouse.lake, warehouse.transaction
+        return open_lake_writer(str(path))
     if _is_memory(path):
-        con = _duckdb(":memory:", config=dict(NO_FILES))
+        con = open_duckdb(":memory:", config=dict(NO_FILES))
         migrate(con)
         refresh_views(con)
-        _sync_catalog(con)
+        sync_reference(con)
         return con
     target = _file(path)
     try:
@@ -169,7 +167,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         check_objects(con)  # before anything reads the file's objects
         applied = migrate(con)
         refresh_views(con)
-        _sync_catalog(con)
+        sync_reference(con)
         if applied and applied != [v for v, _ in migrations()]:  # an existing file upgraded
             from warehouse.summaries import rebuild_committed
 
@@ -197,7 +195,10 @@ def check_warehouse_file(path: str | Path) -> None:
     """WarehouseError now, before any work, when `path` exists but is not a DuckDB file (a
     directory, a FIFO, another kind of file). A missing or empty file is fine: it will be
     created. Reads the first bytes only: never waits for, nor blocks, another process."""
-    if _is_memory(path) or str(path).startswith("ducklake:"):
+    if is_lake_url(path):
+        lake_target(str(path))  # MotherDuck, an unknown catalog, S3 without keys: one line
+        return
+    if _is_memory(path):
         return
     target = _file(path)
     try:
@@ -257,10 +258,13 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     threads; the timeout is warehouse.sandbox.run's). A DuckLake reads its own data files, so
     there only extensions and settings are locked.
     """
-    if str(path).startswith("ducklake:"):  # a DuckLake published by `gpuprices publish`
-        from warehouse.lake import open_lake
-
+    if is_lake_url(path):  # a lake warehouse, or one published by `gpuprices publish`
         con = open_lake(str(path))
+        try:
+            require_latest(con, redact(str(path)))
+        except BaseException:
+            con.close()
+            raise
         if sandboxed:
             for name in ("autoinstall_known_extensions", "autoload_known_extensions",
                          "lock_configuration"):
@@ -270,7 +274,7 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     if sandboxed and limits is not None:
         config.update(limits.config())
     if _is_memory(path):
-        return _duckdb(":memory:", config=config)
+        return open_duckdb(":memory:", config=config)
     return _open_checked(path, config)[0]
 
 
@@ -278,6 +282,9 @@ def read_source(path: str | Path) -> Path:
     """The file a reader of the warehouse at `path` opens now (checked like
     `connect_read_only`): the newest read snapshot when it holds what the warehouse holds,
     or while a writer has the file; else the warehouse file itself."""
+    if is_lake_url(path):
+        raise WarehouseError(f"{redact(str(path))} is a lake already: readers open it directly "
+                             "(-w), there is nothing to publish")
     con, source = _open_checked(path, dict(NO_FILES))
     con.close()
     return source
@@ -310,7 +317,7 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
         finally:
             con.close()
         return
-    if _is_memory(path):
+    if _is_memory(path) or is_lake_url(path):  # a lake: no file lock, no read snapshot
         con = connect(path)
         try:
             yield con
@@ -338,6 +345,62 @@ def _publish(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         snapshot.publish(con, path)
     except (WarehouseError, duckdb.Error) as exc:  # readers keep the previous one
         log.warning("no new read snapshot of %s: %s", path, str(exc).splitlines()[0])
+
+
+def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A cursor of `con` (for another thread) that reads and writes the same warehouse: a new
+    cursor starts in DuckDB's default database, so on a lake it is pointed at the lake."""
+    new = con.cursor()
+    found = new.execute("SELECT count(*) FROM system.main.duckdb_databases() "
+                        "WHERE database_name = ? AND type = 'ducklake'", [LAKE_ALIAS]).fetchone()
+    if found and found[0]:
+        new.execute(f"USE {LAKE_ALIAS}")
+    return new
+
+
+def open_lake_writer(url: str) -> duckdb.DuckDBPyConnection:
+    """A connection that writes the warehouse in the lake at `url` (created when new)."""
+    con = lake_connection(url, None, read_only=False)
+    try:
+        _prepare_lake(con, redact(url))
+    except duckdb.Error as exc:
+        con.close()
+        raise WarehouseError(f"cannot write the lake {redact(url)}: "
+                             f"{redact(str(exc).splitlines()[0])}") from None
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _prepare_lake(con: duckdb.DuckDBPyConnection, shown: str) -> None:
+    """Migrate (keys dropped: warehouse.dialect), write token, views and reference tables,
+    each only when not done yet, so opening an up-to-date lake writes nothing (no snapshot,
+    no file). Several workers may open a new lake at once: each step is retried on conflict."""
+    def schema() -> None:
+        ensure_token_table(con)  # first: every write transaction on a lake updates it
+        check_objects(con)
+        migrate(con, lake=True)
+
+    tables = {str(r[0]) for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+    ).fetchall()}
+    if "schema_version" in tables and TOKEN_TABLE not in tables:
+        raise WarehouseError(f"{shown} is a copy published from a DuckDB warehouse (gpuprices "
+                             "publish): write to that file, or make a lake warehouse in an "
+                             "empty catalog")
+    retrying(schema, what=f"migrating {shown}")
+    fingerprint = views_fingerprint()
+    stored = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = "
+                         "'schema_version' AND database_name = current_database()").fetchone()
+    if not stored or stored[0] != fingerprint:
+        def views() -> None:
+            with transaction(con):
+                refresh_views(con)
+                con.execute("COMMENT ON TABLE schema_version IS "
+                            f"'{fingerprint.replace(chr(39), chr(39) * 2)}'")
+        retrying(views, what=f"views of {shown}")
+    retrying(lambda: sync_reference(con), what=f"reference tables of {shown}")
 
 
 def _reference_fingerprint() -> str:
@@ -370,7 +433,7 @@ def _catalog_comment(fingerprint: str, rows_hash: str) -> str:
             f"[{fingerprint} {rows_hash}]")
 
 
-def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
+def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
     """Keep gpu_catalog, plan and gpu_ownership equal to the files shipped with this code.
 
     gpu_catalog's table comment keeps the fingerprint of those files and a hash of the three
@@ -394,8 +457,7 @@ def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
         "plan": load_plans().with_columns(static),
         "gpu_ownership": load_ownership().with_columns(static),
     }
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for table, frame in tables.items():
             con.execute(f"DELETE FROM {table}")
             con.register("_reference", frame.to_arrow())
@@ -403,7 +465,3 @@ def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
             con.unregister("_reference")
         con.execute(f"COMMENT ON TABLE gpu_catalog IS "
                     f"'{_catalog_comment(fingerprint, _reference_rows_hash(con))}'")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise

@@ -30,6 +30,7 @@ from contract import RawCapture
 from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate
 from schemas.observation import ValidatedBatch
 from warehouse.archive import archive
+from warehouse.transaction import retrying, transaction
 
 __all__ = [
     "RatesStored",
@@ -66,26 +67,23 @@ def store_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, rates: pl.DataF
         rates = rates.with_columns(pl.lit(rate_date).alias("rate_date")).unique(
             ["rate_date", "currency"], keep="last")
     archive_rel = archive(raw, archive_root)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute(
-            "INSERT INTO raw_capture VALUES (?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (capture_id) DO NOTHING",
-            [raw.capture_id, SOURCE, raw.url, raw.fetched_at, raw.content_type, len(raw.body),
-             str(archive_rel)])
-        before = _count(con)
-        con.register("_fx_batch", rates.select("rate_date", "currency", "per_eur").to_arrow())
-        try:
-            con.execute("INSERT INTO fx_rate SELECT rate_date, currency, per_eur, ?, ? "
-                        "FROM _fx_batch ON CONFLICT (rate_date, currency) DO NOTHING",
-                        [SOURCE, raw.capture_id])
-        finally:
-            con.unregister("_fx_batch")
-        added = _count(con) - before
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+    def write() -> int:
+        with transaction(con):
+            con.execute(
+                "INSERT INTO raw_capture SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+                "(SELECT 1 FROM raw_capture WHERE capture_id = ?)",
+                [raw.capture_id, SOURCE, raw.url, raw.fetched_at, raw.content_type,
+                 len(raw.body), str(archive_rel), raw.capture_id])
+            before = _count(con)
+            con.register("_fx_batch", rates.select("rate_date", "currency", "per_eur").to_arrow())
+            try:  # a rate already stored for a (day, currency) is kept
+                con.execute("INSERT INTO fx_rate SELECT b.rate_date, b.currency, b.per_eur, ?, ? "
+                            "FROM _fx_batch b ANTI JOIN fx_rate f ON f.rate_date = b.rate_date "
+                            "AND f.currency = b.currency", [SOURCE, raw.capture_id])
+            finally:
+                con.unregister("_fx_batch")
+            return _count(con) - before
+    added = retrying(write, what="storing exchange rates")
     days = rates["rate_date"]
     return RatesStored(raw.capture_id, rates.height, added,
                        days.min() if rates.height else None,  # type: ignore[arg-type]

@@ -51,6 +51,7 @@ from warehouse.append import (
 from warehouse.archive import archive
 from warehouse.fx import convert_batch, hold_out
 from warehouse.screen_context import previous_parts, screen_context
+from warehouse.transaction import retrying
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,10 +228,31 @@ def land(
     """The warehouse half of `ingest`: archive, skip a stored payload, guard, append.
 
     `prepared`: `prepare(source, raw, run_id)` done earlier (e.g. outside a lock); None to
-    parse here, and only when the payload is not already stored.
+    parse here, and only when the payload is not already stored. On a lake another worker's
+    commit may come first: the whole landing (its checks included) then runs again
+    (warehouse.transaction.retrying).
     """
     if prepared is not None and prepared.run_id != run_id:
         raise ValueError(f"prepared for run {prepared.run_id!r}, landing run {run_id!r}")
+    return retrying(lambda: _land_once(
+        con, source, raw, prepared, run_id=run_id, archive_root=archive_root,
+        started_at=started_at, attempts=attempts, note=note, previous_rows=previous_rows),
+        what=f"landing {source.name}")
+
+
+def _land_once(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    raw: RawCapture,
+    prepared: Prepared | None,
+    *,
+    run_id: str,
+    archive_root: Path,
+    started_at: datetime | None,
+    attempts: int,
+    note: str | None,
+    previous_rows: int | Literal["last_run"] | None,
+) -> ScrapeOutcome:
     capture_id = prepared.capture_id if prepared is not None else raw.capture_id
     record = ScrapeRecord(run_id=run_id, source=source.name,
                           started_at=started_at or datetime.now(UTC), status="failed",
@@ -300,7 +322,9 @@ def record_fetch_failure(
     attempts: int, error: str, status: str = "failed",
 ) -> ScrapeOutcome:
     """Record a source that produced no capture: fetch failed, task died, or it was skipped."""
-    record = ScrapeRecord(run_id=run_id, source=source.name, started_at=started_at,
-                          status=status, attempts=attempts, error=error)
-    append_batch(con, record)
-    return ScrapeOutcome.of(record, source.url)
+    def write() -> ScrapeOutcome:
+        record = ScrapeRecord(run_id=run_id, source=source.name, started_at=started_at,
+                              status=status, attempts=attempts, error=error)
+        append_batch(con, record)
+        return ScrapeOutcome.of(record, source.url)
+    return retrying(write, what=f"recording {source.name}")

@@ -52,6 +52,7 @@ from warehouse.archive import read_archived
 from warehouse.fx import convert_batch, hold_out
 from warehouse.ingest import land, parse_observations, prepare, unknown_names
 from warehouse.screen_context import recorded_market
+from warehouse.transaction import transaction
 
 __all__ = ["FailedCapture", "ReparseResult", "failed_captures", "reparse_captures",
            "stored_captures"]
@@ -191,16 +192,11 @@ def _settle_landed(con: duckdb.DuckDBPyConnection, capture: FailedCapture, captu
     it gets that night's finish time (just after the failed run's, so the source's last status
     reads 'success'), not now, or a recovered capture would make its source look fresh; and
     the rows the failed run quarantined (a suspect layout) give way to the new batch's."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         con.execute("UPDATE scrape_run SET finished_at = ? WHERE run_id = ? AND source = ?",
                     [finished_at + timedelta(microseconds=1), capture_run, capture.source])
         con.execute("DELETE FROM quarantine WHERE capture_id = ? AND source = ? "
                     "AND run_id <> ?", [capture.capture_id, capture.source, capture_run])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _reparse_failed(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source],

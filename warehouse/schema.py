@@ -17,7 +17,9 @@ from pathlib import Path
 import duckdb
 
 from contract import STALE_AFTER_H
+from warehouse.dialect import for_lake
 from warehouse.errors import WarehouseOutdated, WarehouseRefused
+from warehouse.transaction import transaction
 
 __all__ = [
     "DENIED_CALLS", "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "RENAMED_COLUMNS", "VIEWS_SQL",
@@ -209,30 +211,31 @@ def require_latest(con: duckdb.DuckDBPyConnection, where: str) -> int:
     return version
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+def migrate(con: duckdb.DuckDBPyConnection, *, lake: bool = False) -> list[int]:
     """Apply every migration not yet recorded, each in its own transaction; returns them.
 
-    The caller has run `check_objects` on the file (connection.connect does)."""
-    con.execute(
+    The caller has run `check_objects` on the file (connection.connect does). `lake`: the
+    database is a DuckLake, which takes the same DDL without keys and checks (dialect)."""
+    ddl = for_lake if lake else str
+    con.execute(ddl(
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
         "applied_at TIMESTAMPTZ NOT NULL, description VARCHAR)"
-    )
+    ))
     recorded = {row[0] for row in con.execute("SELECT version FROM schema_version").fetchall()}
     applied = []
     for version, path in migrations():
         if version in recorded:
             continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(path.read_text(encoding="utf-8"))
+        with transaction(con):
+            # Another writer of a lake may have applied it since: check in the transaction.
+            if lake and con.execute("SELECT count(*) FROM schema_version WHERE version = ?",
+                                    [version]).fetchone() != (0,):
+                continue
+            con.execute(ddl(path.read_text(encoding="utf-8")))
             con.execute(
                 "INSERT INTO schema_version VALUES (?, ?, ?)",
                 [version, datetime.now(UTC), path.stem],
             )
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
         applied.append(version)
     return applied
 

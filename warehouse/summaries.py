@@ -129,15 +129,22 @@ def _changes_for_new_day(con: duckdb.DuckDBPyConnection, source: str, day: date,
         """,
         params,
     )
+    # Each offering's last price replaced by the new night's (no key to upsert on: a DuckLake
+    # has none; DELETE then INSERT in the append's transaction is the same on both).
+    con.execute(
+        f"""
+        DELETE FROM price_state p WHERE p.source = $s AND EXISTS (
+            SELECT 1 FROM daily_price t WHERE t.source = $s AND t.day = $d
+            AND {" AND ".join(f"t.{k} = p.{k}" for k in _KEY.split(", "))})
+        """,
+        params,
+    )
     con.execute(
         f"""
         INSERT INTO price_state
         SELECT {_KEY}, day, gpu_model, gpu_count, gpu_only, price_usd_per_hour
         FROM daily_price WHERE source = $s AND day = $d
         QUALIFY row_number() OVER (PARTITION BY {_KEY} ORDER BY gpu_model, gpu_count) = 1
-        ON CONFLICT DO UPDATE SET last_day = excluded.last_day,
-            gpu_model = excluded.gpu_model, gpu_count = excluded.gpu_count,
-            gpu_only = excluded.gpu_only, price_usd_per_hour = excluded.price_usd_per_hour
         """,
         params,
     )

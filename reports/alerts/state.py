@@ -19,8 +19,10 @@ def unsent(con: duckdb.DuckDBPyConnection, events: list[AlertEvent]) -> list[Ale
 def record(con: duckdb.DuckDBPyConnection, events: list[AlertEvent],
            now: datetime | None = None) -> None:
     fired = now or datetime.now(UTC)
+    # No key to lean on (a DuckLake has none): an event already recorded is skipped here.
     con.executemany(
-        "INSERT INTO alert_event VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "INSERT INTO alert_event SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM "
+        "alert_event WHERE rule = $1 AND event_key = $2)",
         [(e.rule, e.event_key, e.kind, fired, e.message, ", ".join(e.delivered))
          for e in events],
     )

@@ -68,5 +68,5 @@ def test_refresh_offline_then_query_latest_price_from_the_lake(tmp_path: Path) -
     third = publish(warehouse, lake)
     assert third.captures_copied == 1
     assert third.tables["observation"] == observations[0] + 4
-    with pytest.raises(WarehouseError, match="is a DuckLake"):
+    with pytest.raises(WarehouseError, match="is a copy published from a DuckDB warehouse"):
         connect(lake)

@@ -130,8 +130,9 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
 
 def record_method(con: duckdb.DuckDBPyConnection, params: IndexParams, first_day: date) -> None:
     """Record a methodology version's parameters (once)."""
-    con.execute("INSERT INTO index_method VALUES ($d, $v, $j, $first, $now) "
-                "ON CONFLICT DO NOTHING",
+    # an explicit check, not ON CONFLICT: a DuckLake warehouse has no keys (warehouse.dialect)
+    con.execute("INSERT INTO index_method SELECT $d, $v, $j, $first, $now WHERE NOT EXISTS "
+                "(SELECT 1 FROM index_method WHERE params_digest = $d)",
                 {"d": params.digest, "v": params.version, "j": params.to_json(),
                  "first": first_day, "now": datetime.now(UTC)})
 

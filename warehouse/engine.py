@@ -1,0 +1,29 @@
+"""Every DuckDB connection the warehouse opens: its settings, and no progress bar.
+
+DuckDB prints a progress bar to stdout (piped too) once a query runs past 2 s, into a command's
+CSV or JSON and into a worker's line protocol. It is a per-connection setting (not allowed in
+the connect config), so it is turned off right after connecting, before a sandbox locks the
+configuration.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+__all__ = ["open_duckdb"]
+
+
+def open_duckdb(database: str, *, read_only: bool = False,
+                config: dict[str, object] | None = None) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect with `config`; `lock_configuration` is applied last."""
+    settings = dict(config or {})
+    lock = bool(settings.pop("lock_configuration", False))
+    con = duckdb.connect(database, read_only=read_only, config=settings)
+    try:
+        con.execute("SET enable_progress_bar = false")
+        if lock:
+            con.execute("SET lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
+    return con
