@@ -211,6 +211,7 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
           "url": s.url} for s in all_sources().values()]
     )
     from warehouse.connection import WarehouseError, check_warehouse_file
+    from warehouse.frames import sql_frame
 
     settings = load_settings(warehouse=warehouse)
     try:
@@ -220,10 +221,10 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
     status = None
     if settings.warehouse.exists():
         with read_warehouse(settings.warehouse) as con:
-            status = con.execute(
-                "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
+            status = sql_frame(
+                con, "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
                 "last_status, stale, quarantined_last_parse, screened_last_parse, unknown_gpus, "
-                "skipped_last_parse, last_error FROM source_status").pl()
+                "skipped_last_parse, last_error FROM source_status")
     if status is None or status.height == 0:
         frame = registry.with_columns(pl.lit("never run").alias("last_status"))
     else:
