@@ -192,7 +192,7 @@ def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -
 
     with read_warehouse(warehouse) as con:
         frame = sql_frame(con, "SELECT fired_at, rule, kind, message, delivered FROM alert_event "
-                            "ORDER BY fired_at DESC")
+                          "ORDER BY fired_at DESC")
     print_frame(frame, fmt, title="alert events")
 
 

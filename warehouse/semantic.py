@@ -245,7 +245,7 @@ class Prices:
     def freshness(self) -> pl.DataFrame:
         """Every registered source as of as_of: last success, rows, last run, stale."""
         return sql_frame(self.con, "SELECT * FROM freshness_at($as_of) ORDER BY source",
-                                {"as_of": self.as_of})
+                         {"as_of": self.as_of})
 
     def run_ids(self) -> list[str]:
         """The runs that stored the prices standing at as_of."""
@@ -258,5 +258,6 @@ def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
     """The cheapest comparable offer per GPU model at `as_of`, in one SQL statement (the
     history of a provider or of another pricing set is made of these, a day at a time)."""
     sql = CHEAPEST.format(offers=offers_sql())
-    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "models": gpu_models, "only": providers,
-                                       **offers_params(pricing_set(pricing))}))
+    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "models": gpu_models,
+                                          "only": providers,
+                                          **offers_params(pricing_set(pricing))}))

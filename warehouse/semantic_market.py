@@ -218,11 +218,11 @@ def market_moves(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *
     of each matched provider's own change, and the providers carried forward."""
     config = config or _default_config()
     return sql_frame(con, MOVES, {"old_day": old_day, "new_day": new_day, "models": gpu_models,
-                               "min_providers": config.min_providers})
+                                  "min_providers": config.min_providers})
 
 
 def coverage_changes(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
                      gpu_models: list[str] | None = None) -> pl.DataFrame:
     """Providers that started or stopped quoting a GPU model between the two days."""
     return sql_frame(con, COVERAGE, {"old_day": old_day, "new_day": new_day,
-                                  "models": gpu_models})
+                                     "models": gpu_models})

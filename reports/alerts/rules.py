@@ -131,7 +131,7 @@ def rule_frame(prices: Prices, rule: Rule) -> pl.DataFrame:
             prices.con, f"SELECT {', '.join(_CHANGE)}, region FROM price_move "
             "WHERE list_contains($models, gpu_model)", {"models": list(rule.gpu_models)})
     return sql_frame(prices.con, "SELECT source, last_run_at, last_status, last_error, "
-                              "last_success_at FROM source_status")
+                     "last_success_at FROM source_status")
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, rules: Iterable[Rule],
