@@ -20,8 +20,8 @@ from unittest import mock
 
 from bench._common import cannot_run, header, interleaved, load, size_arg, verdict
 from bench.inflate import REALISTIC_ROWS, inflate_vastai
+from contract import RawCapture
 from scrapers import vastai
-from scrapers.base import RawCapture
 from scrapers.registry import get_source
 
 TARGET_RATIO = 5.0
