@@ -33,7 +33,14 @@ BIG_TARGET = 2.5
 BIG_ROWS = 10_000_000  # a warehouse this big is held to the 50 M target
 REPORT_TARGET = 3.0  # x query
 REPORT_MEMORY_MIB = 500
-ENTRY = "import sys; from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; main()"
+# Each child writes its peak resident memory (VmHWM: the process after exec, not the forking
+# benchmark's image that ru_maxrss also counts) to the file named by _PEAK_ENV when it exits.
+_PEAK_ENV = "GPUPRICES_BENCH_PEAK_FILE"
+_PEAK = ("import atexit, os; atexit.register(lambda: open(os.environ['" + _PEAK_ENV + "'], 'w')"
+         ".write([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0]))"
+         "; ")
+ENTRY = _PEAK + ("import sys; from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; "
+                 "main()")
 READS: tuple[tuple[str, ...], ...] = (
     ("query", "select 1"), ("sources",), ("cheapest", "--limit", "5"), ("summary",),
     ("market", "--gpu", "H100"), ("explain", "market", "H100"), ("history", "H100"),
@@ -42,17 +49,21 @@ READS: tuple[tuple[str, ...], ...] = (
 
 
 def _floor_code(path: Path) -> str:
-    return f"import duckdb; duckdb.connect({str(path)!r}, read_only=True).sql('select 1')"
+    return (_PEAK + f"import duckdb; duckdb.connect({str(path)!r}, read_only=True)"
+            ".sql('select 1')")
 
 
 def _run(argv: list[str], env: dict[str, str], out: Path) -> tuple[float, int, float]:
-    """Wall seconds, exit code and peak memory (MiB) of one child process."""
+    """Wall seconds, exit code and peak resident memory (MiB) of one child process."""
+    peak = out.with_suffix(".peak")
+    peak.unlink(missing_ok=True)
     with out.open("wb") as sink:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, cwd=REPO, env=env, stdout=sink, stderr=sink)
-        _, status, usage = os.wait4(child.pid, 0)
+        code = subprocess.run(argv, cwd=REPO, env={**env, _PEAK_ENV: str(peak)}, stdout=sink,
+                              stderr=sink, check=False).returncode
         seconds = time.perf_counter() - start
-    return seconds, os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+    mib = int(peak.read_text()) / 1024 if peak.exists() else float("nan")
+    return seconds, code, mib
 
 
 def _demo(workdir: Path, env: dict[str, str], small: bool) -> Path | None:
