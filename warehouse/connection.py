@@ -98,7 +98,13 @@ def _file(path: str | Path) -> Path:
 def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
           warehouse: Path) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=config)
+        con = duckdb.connect(str(path), read_only=read_only, config=config)
+        if not config.get("lock_configuration"):
+            # DuckDB draws a progress bar on stdout for a query past 2 s (a busy machine): it
+            # would land in a command's output or a child process's protocol (a session
+            # setting: not settable in `config`; a locked sandbox keeps DuckDB's default)
+            con.execute("SET enable_progress_bar = false")
+        return con
     except duckdb.Error as exc:
         text = str(exc)
         if _is_lock_error(exc):

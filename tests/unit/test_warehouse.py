@@ -235,3 +235,14 @@ def test_reference_tables_resync_only_when_files_or_rows_changed(
     monkeypatch.setattr(schemas.reference, "load_plans", must_not_load)
     with pytest.raises(AssertionError, match="read again"):
         connect(path)  # the files changed: they are read again
+
+
+def test_no_connection_draws_a_progress_bar(tmp_path: Path) -> None:
+    # a long query on a busy machine would print one into a command's stdout
+    path = tmp_path / "w.duckdb"
+    writer = connect(path)
+    setting = "SELECT current_setting('enable_progress_bar')"
+    assert writer.execute(setting).fetchone() == (False,)
+    writer.close()
+    with connect_read_only(path) as reader:
+        assert reader.execute(setting).fetchone() == (False,)
