@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from contract.settings import load_settings
+from gpuprices.inputs import HISTORY_DAYS, LIMIT
 from gpuprices.options import (
     FormatOpt,
     GpuOpt,
@@ -26,8 +27,6 @@ from gpuprices.options import (
     day_option,
     fail,
     in_range,
-    models,
-    read_warehouse,
     writable_warehouse,
 )
 from gpuprices.output import Format, print_frame
@@ -284,7 +283,8 @@ def examples(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> N
 
 def history(
     gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
-    days: Annotated[int, typer.Option(callback=in_range(1, 3660), help="days of history")] = 90,
+    days: Annotated[int, typer.Option(callback=in_range(*HISTORY_DAYS),
+                                      help="days of history")] = 90,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
     plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
@@ -295,26 +295,24 @@ def history(
     (today's point is what `cheapest` answers now)."""
     import polars as pl
 
+    from gpuprices import api
     from reports.charts import plot_daily, sparkline
-    from reports.market.history import series_points
 
-    gpu_models = models([gpu]) or []
-    now = datetime.now(UTC)
-    until = now.date()
-    since = until - timedelta(days=days)
-    with read_warehouse(warehouse) as con:
-        points = series_points(con, gpu_models, since=since, until=until,
-                               pricing=pricing, providers=provider, now=now)  # type: ignore[arg-type]
-    if points.height == 0:
-        raise fail(f"no {gpu} prices in the last {days} days")
+    points = api.history(gpu, days=days, provider=provider, pricing=pricing,
+                         warehouse=warehouse)
     print_frame(points, fmt, title=f"cheapest {gpu} per day ({', '.join(pricing or ())})")
     if fmt is Format.table:
-        values = points["usd_per_gpu_hour"].to_list()
+        values = points[POINT].to_list()
         typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
     if plot is not None:
-        series = points.select(pl.lit(gpu).alias("series"), "day", "usd_per_gpu_hour")
+        series = points.select(pl.lit(gpu).alias("series"), "day",
+                               pl.col(POINT).alias("usd_per_gpu_hour"))  # plot_daily's name
         plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
         typer.echo(f"chart: {plot}", err=True)
+
+
+# The price column of a history point (the naming rule: <what>_usd_per_gpu_hour).
+POINT = "price_usd_per_gpu_hour"
 
 
 def changes(
@@ -323,23 +321,27 @@ def changes(
     gpu: GpuOpt = None,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
-    limit: Annotated[int, typer.Option(callback=in_range(1, 10_000), help="rows to show")] = 50,
+    limit: Annotated[int, typer.Option(callback=in_range(*LIMIT), help="rows to show")] = 50,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Moves of current prices since a day (the source that speaks for each offering): old ->
     new, %, date, provider, offering (newest first)."""
-    from reports.market.history import price_moves
+    from gpuprices import api
 
-    gpu_models = models(gpu)
-    with read_warehouse(warehouse) as con:
-        moves = price_moves(con, since=since.date(), gpu_models=gpu_models, providers=provider,
-                            pricing=pricing)  # type: ignore[arg-type]
+    moves = api.changes(since.date(), gpu=gpu, provider=provider, pricing=pricing,
+                        limit=LIMIT.high, warehouse=warehouse)
     shown = moves if fmt is not Format.table else moves.select(
         "changed_on", "provider", "offering", "region", "pricing", "gpu_model",
-        "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "pct_change", "previous_day")
+        *MOVE_COLUMNS, "pct_change", "previous_day")
     print_frame(shown.head(limit), fmt,
-                title=f"price moves since {since.date()} ({moves.height} in all)")
+                title=f"price moves since {since.date()} ({moves.height} in all)",
+                priority=("changed_on", "provider", *MOVE_COLUMNS, "pct_change", "gpu_model",
+                          "offering"))
+
+
+# A move's old and new price per GPU-hour (price_move view).
+MOVE_COLUMNS = ("old_usd_per_gpu_hour", "new_usd_per_gpu_hour")
 
 
 def register(app: typer.Typer) -> None:

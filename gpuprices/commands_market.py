@@ -6,12 +6,13 @@ the board's.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gpuprices.inputs import CLUSTER_DAYS, CLUSTER_GPUS, LIMIT, PERIODS
 from gpuprices.options import (
     DayOpt,
     FormatOpt,
@@ -20,24 +21,34 @@ from gpuprices.options import (
     WarehouseOpt,
     fail,
     in_range,
-    models,
-    prices,
-    read_warehouse,
     the_day,
     writable_warehouse,
 )
-from gpuprices.output import Format, print_frame
+from gpuprices.output import Format, print_frame, print_frames
 
 __all__ = ["register"]
 
+# The market_price columns shown (the naming rule: <what>_usd_per_gpu_hour).
+MARKET, MIN, P25, P75 = ("market_usd_per_gpu_hour", "min_usd_per_gpu_hour",
+                          "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour")
+# What `rent-vs-buy` shows on a terminal (--format csv or json: every column).
+RENT_VS_BUY_TABLE = {
+    "gpu_model": "gpu", "gpus": "GPUs", "server_usd": "server $",
+    "usd_per_useful_gpu_hour": "own $/GPU-h", "market_usd_per_gpu_hour": "market $/GPU-h",
+    "break_even_util_vs_market": "break-even vs market",
+    "payback_month_vs_market": "payback month", "cheapest_rental_usd": "cheapest $/GPU-h",
+    "cheapest_provider": "cheapest at", "break_even_util_vs_cheapest": "break-even vs cheapest",
+}
 
-def _segment(segment: str | None) -> str | None:
-    from reports.market.values import segments
 
-    known = segments()
-    if segment is not None and segment not in known:
-        raise fail(f"unknown segment {segment!r}; one of {', '.join(known)}", 2)
-    return segment
+def _tco(name: str) -> Callable[[typer.CallbackParam, float | None], float | None]:
+    """The range of one rent-vs-buy assumption (reports.market.tco.RANGES, read when the
+    option is given: the module is not imported at start) as an option callback."""
+    def check(param: typer.CallbackParam, value: float | None) -> float | None:
+        from reports.market.tco import RANGES
+
+        return in_range(*RANGES[name])(param, value)
+    return check
 
 
 def market(
@@ -54,30 +65,30 @@ def market(
     """The market price per GPU model and day: median of per-provider medians, with spread."""
     import polars as pl
 
-    from reports.market.values import market_of
+    from gpuprices import api
 
-    gpu_models, chosen_day, chosen_segment = models(gpu), the_day(day), _segment(segment)
+    chosen_day = the_day(day)
     if rebuild:
         from flows.upkeep import rebuild_derived
 
         with writable_warehouse(warehouse) as (con, _):
             days = rebuild_derived(con)
         typer.echo(f"derived tables rebuilt: {days} days", err=True)
-    with read_warehouse(warehouse) as con:
-        frame, stored = market_of(con, chosen_day, gpu_models=gpu_models,
-                                  segment=chosen_segment, now=datetime.now(UTC))
+    frame, stored = api.market_stored(gpu, day=chosen_day, segment=segment,
+                                      warehouse=warehouse)
     if not stored:
         typer.echo(f"(no stored market values for {chosen_day}: computed from the prices as "
                    "they stood at the end of that day)", err=True)
     if fmt is Format.table:
         frame = frame.select(
             "day", pl.col("gpu_model").alias("gpu"), "segment",
-            pl.col("usd_per_gpu_hour").round(3).alias("market"),
-            pl.col("min_usd").round(3).alias("min"), pl.col("p25_usd").round(3).alias("p25"),
-            pl.col("p75_usd").round(3).alias("p75"), "providers", "offers",
+            pl.col(MARKET).round(3).alias("market"),
+            pl.col(MIN).round(3).alias("min"), pl.col(P25).round(3).alias("p25"),
+            pl.col(P75).round(3).alias("p75"), "providers", "offers",
             pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
             pl.col("withheld_reason").alias("withheld"))
-    print_frame(frame, fmt, title=f"market $/GPU-hour on {chosen_day}")
+    print_frame(frame, fmt, title=f"market $/GPU-hour on {chosen_day}",
+                priority=("gpu", "market", "segment", "min", "p25", "p75", "providers"))
 
 
 def explain(
@@ -90,28 +101,9 @@ def explain(
 ) -> None:
     """How a number was made: the offers that counted (source, capture, time), the ones left
     out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20`."""
-    from reports.market.explain import explain_cheapest, explain_market, explain_scenario
-    from reports.queries import reference_table
+    from gpuprices import api
 
-    if what not in ("market", "cheapest", "scenario"):
-        raise fail(f"explain market, cheapest or scenario, not {what!r}", 2)
-    now = datetime.now(UTC)
-    as_of = min(datetime.combine(the_day(day), time.max, UTC), now) if day else now
-    if what == "scenario":
-        from reports.market.scenarios import load_scenarios
-
-        scenarios = {s.name: s for s in load_scenarios()}
-        if name not in scenarios:
-            raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
-    gpu_models = models([name]) if what != "scenario" else None
-    with prices(warehouse, pricing, as_of) as then:  # type: ignore[arg-type]
-        if what == "market":
-            lines = explain_market(then.con, gpu_models or [], the_day(day), now=now)
-        elif what == "cheapest":
-            lines = explain_cheapest(then, gpu_models or [])
-        else:
-            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"))
-    typer.echo("\n".join(lines))
+    typer.echo(api.explain(what, name, day=day, pricing=pricing, warehouse=warehouse))
 
 
 def market_moves(
@@ -122,16 +114,14 @@ def market_moves(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Market moves over providers present on both days; coverage changes apart."""
-    from reports.market.moves import PERIOD_DAYS, week_moves
+    from gpuprices import api
 
-    if period not in PERIOD_DAYS:
+    if period not in PERIODS:
         raise fail(f"--period is week or month, not {period!r}", 2)
-    gpu_models = models(gpu)
-    with read_warehouse(warehouse) as con:
-        moves = week_moves(con, the_day(day), period=period, gpu_models=gpu_models)
-    print_frame(moves.moves, fmt, title=f"market moves {moves.old_day} -> {moves.new_day} over "
-                "matched providers")
-    print_frame(moves.coverage, fmt, title="coverage changes (not price moves)")
+    moves = api.market_moves(gpu, day=the_day(day), period=period, warehouse=warehouse)
+    print_frames([("moves", f"market moves {moves.old_day} -> {moves.new_day} over matched "
+                   "providers", moves.moves),
+                  ("coverage", "coverage changes (not price moves)", moves.coverage)], fmt)
 
 
 def value(
@@ -139,20 +129,18 @@ def value(
                                         "($/GB-VRAM-hour) or bandwidth ($/(TB/s)-hour)")]
     = "pflop",
     gpu: GpuOpt = None,
-    limit: Annotated[int, typer.Option(help="rows to show",
-                                       callback=in_range(1, 10_000))] = 20,
+    limit: Annotated[int, typer.Option(help="rows to show", callback=in_range(*LIMIT))] = 20,
     pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Price-performance ranking of comparable offers: $ per PFLOP, GB or TB/s an hour."""
-    from reports.market.value import METRICS, price_performance
+    from gpuprices import api
+    from reports.market.value import METRICS
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
-    gpu_models = models(gpu)
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        ranked = price_performance(now, metric, gpu_models)
+    ranked = api.value(metric, gpu, limit=LIMIT.high, pricing=pricing, warehouse=warehouse)
     print_frame(ranked.head(limit), fmt,
                 title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
 
@@ -160,8 +148,9 @@ def value(
 def cluster(
     gpu: GpuOpt = None,
     gpus: Annotated[int, typer.Option(help="GPUs in the cluster",
-                                      callback=in_range(1, 1_000_000))] = 512,
-    days: Annotated[int, typer.Option(help="days of use", callback=in_range(1, 3660))] = 90,
+                                      callback=in_range(*CLUSTER_GPUS))] = 512,
+    days: Annotated[int, typer.Option(help="days of use",
+                                      callback=in_range(*CLUSTER_DAYS))] = 90,
     pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
@@ -169,17 +158,11 @@ def cluster(
     """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market."""
     import polars as pl
 
-    from reports.market.cluster import cluster_quotes
-    from reports.market.values import market_of
+    from gpuprices import api
 
-    gpu_models = models(gpu)
-    if not gpu_models:
+    if not gpu:
         raise fail("give the GPU: --gpu NAME", 2)
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
-        quotes = cluster_quotes(now, market_rows, gpu_models, gpus=gpus, days=days)
-    if quotes.height == 0:
-        raise fail(f"no comparable {', '.join(gpu or [])} offers stand now")
+    quotes = api.cluster(gpu, gpus=gpus, days=days, pricing=pricing, warehouse=warehouse)
     if fmt is Format.table:
         quotes = quotes.select(
             "provider", "segment", pl.col("gpu_model").alias("gpu"), "offering",
@@ -193,28 +176,30 @@ def cluster(
             pl.when(pl.col("market_withheld").is_not_null()).then(pl.lit("market withheld"))
             .alias("note"))
     print_frame(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
-                "prices; capacity at this size is not checked)")
+                "prices; capacity at this size is not checked)",
+                priority=("provider", "total $", "gpu", "$/hour", "vs market %", "nodes"))
 
 
 def rent_vs_buy(
     gpu: GpuOpt = None,
     utilization: Annotated[float | None, typer.Option(help="share of hours used",
-                                                     callback=in_range(0.01, 1.0))] = None,
+                                                     callback=_tco("utilization"))] = None,
     years: Annotated[float | None, typer.Option(help="depreciation years",
-                                               callback=in_range(1.0, 15.0))] = None,
+                                               callback=_tco("depreciation_years"))] = None,
     cost_of_capital: Annotated[float | None, typer.Option(help="annual rate",
-                                                         callback=in_range(0.0, 0.5))] = None,
+                                                         callback=_tco("cost_of_capital"))]
+    = None,
     usd_per_kwh: Annotated[float | None, typer.Option(help="electricity $/kWh",
-                                                     callback=in_range(0.0, 2.0))] = None,
+                                                     callback=_tco("usd_per_kwh"))] = None,
     pue: Annotated[float | None, typer.Option(help="power usage effectiveness",
-                                             callback=in_range(1.0, 3.0))] = None,
-    colo: Annotated[float | None, typer.Option(help="colocation $/kW-month",
-                                              callback=in_range(0.0, 2000.0))] = None,
+                                             callback=_tco("pue"))] = None,
+    colo: Annotated[float | None, typer.Option(
+        help="colocation $/kW-month", callback=_tco("colocation_usd_per_kw_month"))] = None,
     ops_share: Annotated[float | None, typer.Option(help="operations a year as a share of the "
                                                     "server price",
-                                                    callback=in_range(0.0, 1.0))] = None,
+                                                    callback=_tco("operations_share"))] = None,
     idle_power: Annotated[float | None, typer.Option(help="idle power share",
-                                                    callback=in_range(0.0, 1.0))] = None,
+                                                    callback=_tco("idle_power_share"))] = None,
     assumptions: Annotated[Path | None, typer.Option(help="TOML of assumptions (default "
                                                      "reports/market/tco.toml)")] = None,
     servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
@@ -227,54 +212,39 @@ def rent_vs_buy(
     payback month against the market price and the cheapest rental; the card-only figure."""
     import polars as pl
 
-    from reports.market.rent_vs_buy import break_even
-    from reports.market.tco import (
-        TCO_TOML,
-        load_assumptions,
-        load_servers,
-        rental_yardsticks,
-        tco_rows,
-        tco_sheet,
-    )
-    from reports.market.values import market_of
-    from reports.queries import reference_table
+    from gpuprices import api
 
-    gpu_models = models(gpu)
-    try:
-        chosen = load_assumptions(assumptions or TCO_TOML).with_overrides(
-            utilization=utilization, depreciation_years=years, cost_of_capital=cost_of_capital,
-            usd_per_kwh=usd_per_kwh, pue=pue, colocation_usd_per_kw_month=colo,
-            operations_share=ops_share, idle_power_share=idle_power)
-        server_rows = load_servers(servers) if servers else load_servers()
-    except (ValueError, OSError) as exc:
-        raise fail(str(exc), 2) from None
-    if gpu_models:
-        server_rows = server_rows.filter(pl.col("gpu_model").is_in(gpu_models))
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
-        market_usd, cheapest = rental_yardsticks(now, market_rows)
-        ownership = reference_table(now.con, "gpu_ownership")
-        cards = break_even(ownership, now) if ownership is not None and ownership.height \
-            else None
-    rows = tco_rows(server_rows, chosen, market_usd, cheapest)
-    print_frame(rows, fmt, title="full cost of ownership vs renting")
-    if fmt is Format.table and gpu_models:
+    found = api.rent_vs_buy_detail(
+        gpu, utilization=utilization, years=years, cost_of_capital=cost_of_capital,
+        usd_per_kwh=usd_per_kwh, pue=pue, colo=colo, ops_share=ops_share,
+        idle_power=idle_power, assumptions=assumptions, servers=servers, pricing=pricing,
+        warehouse=warehouse)
+    sections = [("servers", "full cost of ownership vs renting", found.servers)]
+    if found.cards is not None:
+        sections.append(("cards", "the card alone: purchase / (cheapest rental - power)",
+                         found.cards))
+    if fmt is not Format.table:
+        print_frames(sections, fmt)
+        return
+    rows = found.servers
+    shown = rows.select(pl.col(c).alias(RENT_VS_BUY_TABLE[c]) for c in RENT_VS_BUY_TABLE
+                        if c in rows.columns).with_columns(pl.col(pl.Float64).round(2))
+    print_frame(shown, fmt, title=f"{sections[0][1]} (--format csv: every column)")
+    if gpu:
         from rich.console import Console
         from rich.table import Table
 
-        for server in server_rows.to_dicts():
+        from gpuprices.output import table_width
+
+        for server, lines in found.sheets:
             sheet = Table(title=f"{server['gpus']} x {server['gpu_model']}: the arithmetic")
             for column in ("item", "formula", "value"):
                 sheet.add_column(column)
-            rent = market_usd.get(server["gpu_model"]) or cheapest.get(
-                server["gpu_model"], (None, ""))[0]
-            for line in tco_sheet(server, chosen, rent):
+            for line in lines:
                 sheet.add_row(*line)
-            Console(width=200).print(sheet)
-    if cards is not None:
-        if gpu_models:
-            cards = cards.filter(pl.col("gpu_model").is_in(gpu_models))
-        print_frame(cards, fmt, title="the card alone: purchase / (cheapest rental - power)")
+            Console(width=table_width()).print(sheet)
+    if found.cards is not None:
+        print_frame(found.cards, fmt, title=sections[1][1])
 
 
 def register(app: typer.Typer) -> None:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from contract.settings import load_settings
+from gpuprices.inputs import GPU_HOURS, LIMIT, MIN_VRAM_GB
 from gpuprices.options import (
     FormatOpt,
     GpuOpt,
@@ -23,31 +24,11 @@ from gpuprices.options import (
     WarehouseOpt,
     fail,
     in_range,
-    models,
     prepare_prefect,
-    prices,
     use_prefect,
     warehouse_errors,
 )
 from gpuprices.output import Format, print_frame
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    import polars as pl
-
-    from warehouse.semantic import Prices
-
-# Model sizes `fit --params` accepts, in billions: 1M .. 100T parameters.
-MIN_PARAMS_B = 0.001
-MAX_PARAMS_B = 100_000.0
-
-
-def _answer(warehouse: Path | None, pricing: tuple[str, ...],
-            question: Callable[[Prices], pl.DataFrame]) -> pl.DataFrame:
-    """Ask `question` of the prices as they stand now, in the chosen pricing set."""
-    with prices(warehouse, pricing) as now:
-        return question(now)
 
 
 def report(
@@ -93,13 +74,12 @@ def report(
 def cheapest(
     gpu: GpuOpt = None,
     min_vram: Annotated[float | None, typer.Option("--min-vram", help="per-GPU memory, GB",
-                                                   callback=in_range(1, 2048))] = None,
+                                                   callback=in_range(*MIN_VRAM_GB))] = None,
     tier: Annotated[str | None, typer.Option(help="VRAM tier name from schemas/tiers.toml")]
     = None,
     pricing: PricingOpt = None,
     provider: ProviderOpt = None,
-    limit: Annotated[int, typer.Option(help="rows to show",
-                                       callback=in_range(1, 10_000))] = 20,
+    limit: Annotated[int, typer.Option(help="rows to show", callback=in_range(*LIMIT))] = 20,
     include_unavailable: Annotated[bool, typer.Option(help="also list offers left out only "
                                                       "for being unavailable (after the "
                                                       "rest)")] = False,
@@ -108,26 +88,25 @@ def cheapest(
 ) -> None:
     """The cheapest comparable offers ($/GPU-hour): available, fresh, whole GPUs, no
     outliers; the first of each GPU is the cheapest every view names."""
-    from reports.market.rankings import cheapest_offers, tiers_by_name
+    from gpuprices import api
 
-    chosen_tier = None
-    if tier is not None:
-        tiers = tiers_by_name()
-        if tier not in tiers:
-            raise fail(f"unknown tier {tier!r}; tiers: {', '.join(tiers)}", 2)
-        chosen_tier = tiers[tier]
-    gpu_models = models(gpu)
-    frame = _answer(warehouse, pricing, lambda now: cheapest_offers(  # type: ignore[arg-type]
-        now, gpu_models=gpu_models, min_vram_gb=min_vram, tier=chosen_tier,
-        providers=provider, include_unavailable=include_unavailable))
-    print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)")
+    frame = api.cheapest(gpu, min_vram=min_vram, tier=tier, pricing=pricing,
+                         provider=provider, limit=LIMIT.high,
+                         include_unavailable=include_unavailable, warehouse=warehouse)
+    print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)",
+                priority=CHEAPEST_PRIORITY)
+
+
+# What a narrow terminal keeps of `cheapest` (the rest: --wide).
+CHEAPEST_PRIORITY = ("gpu_model", "price_usd_per_gpu_hour", "provider", "offering", "pricing",
+                     "region", "gpu_count")
 
 
 def scenario(
     name: Annotated[str | None, typer.Argument(help="scenario from reports/market/scenarios.toml")]
     = None,
     gpu_hours: Annotated[float | None, typer.Option("--gpu-hours", help="ad hoc: GPU-hours",
-                                                    callback=in_range(0.01, 10_000_000))]
+                                                    callback=in_range(*GPU_HOURS))]
     = None,
     gpu: GpuOpt = None,
     pricing: PricingOpt = None,
@@ -135,66 +114,38 @@ def scenario(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """What a job costs on each platform: a named scenario, or --gpu-hours H --gpu NAME."""
-    from reports.market.scenarios import Scenario, evaluate, load_scenarios
-    from reports.queries import reference_table
+    from gpuprices import api
+    from reports.market.scenarios import load_scenarios
 
-    scenarios = {s.name: s for s in load_scenarios()}
-    if name is not None:
-        if name not in scenarios:
-            raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
-        chosen = scenarios[name]
-    elif gpu_hours is not None and gpu:
-        models(gpu)
-        chosen = Scenario(name="custom", title=f"{gpu_hours:g} GPU-hours of {', '.join(gpu)}",
-                          hours=gpu_hours, gpus=tuple(gpu))
-    else:
-        raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
+    titles = {s.name: s.title for s in load_scenarios()}
+    if name is None and not (gpu_hours is not None and gpu):
+        raise fail("give a scenario name (" + ", ".join(titles) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        rows = evaluate(now, chosen, reference_table(now.con, "plan"))
-    print_frame(rows, fmt, title=chosen.title)
+    rows = api.scenario(name, gpu_hours=gpu_hours, gpu=gpu, pricing=pricing,
+                        warehouse=warehouse)
+    title = titles[name] if name in titles else \
+        f"{gpu_hours or 0:g} GPU-hours of {', '.join(gpu or [])}"
+    print_frame(rows, fmt, title=title)
 
 
 def fit(
     params: Annotated[str | None, typer.Option(help="model size, e.g. 70B, 7B, 124M")] = None,
     method: Annotated[str | None, typer.Option(help="full, lora, qlora or inference")] = None,
-    limit: Annotated[int, typer.Option(help="offers to show",
-                                       callback=in_range(1, 10_000))] = 10,
+    limit: Annotated[int, typer.Option(help="offers to show", callback=in_range(*LIMIT))] = 10,
     pricing: PricingOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Which GPU fits a model: VRAM needed, and the cheapest comparable offers with that much."""
-    from reports.market.fit import (
-        GB_PER_BILLION,
-        MODEL_SIZES_B,
-        fit_matrix,
-        fitting_offers,
-        vram_needed_gb,
-    )
-    from reports.market.fit import parse_params as read_params
+    from gpuprices import api
 
-    if method is not None and method not in GB_PER_BILLION:
-        raise fail(f"unknown method {method!r}; one of {', '.join(GB_PER_BILLION)}", 2)
-    try:
-        size = read_params(params) if params else None
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
-    if size is not None and not (MIN_PARAMS_B <= size <= MAX_PARAMS_B):
-        raise fail(f"--params {params} is out of range: allowed {MIN_PARAMS_B * 1000:g}M to "
-                   f"{MAX_PARAMS_B:g}B", 2)
-    if size is not None and method is not None:
-        needed = vram_needed_gb(size, method)
-        offers = _answer(warehouse, pricing,  # type: ignore[arg-type]
-                         lambda now: fitting_offers(now, needed))
-        print_frame(offers.head(limit), fmt,
-                    title=f"{params} {method}: needs {needed:g} GB; cheapest comparable offers")
-        return
-    sizes = (size,) if size is not None else MODEL_SIZES_B
-    methods = (method,) if method is not None else tuple(GB_PER_BILLION)
-    matrix = _answer(warehouse, pricing,  # type: ignore[arg-type]
-                     lambda now: fit_matrix(now, sizes, methods))
-    print_frame(matrix, fmt, title="cheapest comparable offer that fits")
+    frame = api.fit(params, method, limit=limit, pricing=pricing, warehouse=warehouse)
+    if params and method:
+        needed = api.needed_vram_gb(params, method)
+        title = f"{params} {method}: needs {needed:g} GB; cheapest comparable offers"
+    else:
+        title = "cheapest comparable offer that fits"
+    print_frame(frame, fmt, title=title)
 
 
 def register(app: typer.Typer) -> None:

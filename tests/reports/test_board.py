@@ -155,7 +155,8 @@ def _history_in_polars(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
                        until: date) -> pl.DataFrame:
     """The board's history as it was computed before issue 23: every stored day into polars,
     bucketed there, then compress_steps row by row (the reference for the one statement)."""
-    frame = segment_history(con, gpu_models, until=until)
+    frame = segment_history(con, gpu_models, until=until).rename(
+        {"price_usd_per_gpu_hour": "usd_per_gpu_hour"})
     recent = pl.col("day") > pl.lit(until - timedelta(days=DAILY_POINTS_DAYS))
     frame = (frame.with_columns(pl.when(recent).then(pl.col("day"))
                                 .otherwise(pl.col("day").dt.truncate("1w")).alias("bucket"))

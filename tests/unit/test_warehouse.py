@@ -149,7 +149,8 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
     # ... but kept for cross-checks, where it disagrees with the direct price.
     assert count(con, "SELECT count(*) FROM latest_price_all_sources WHERE source = 'agg'") == 1
     disagreement = con.execute(
-        "SELECT direct_price, aggregator_price FROM source_disagreement").fetchall()
+        "SELECT direct_usd_per_gpu_hour, aggregator_usd_per_gpu_hour "
+        "FROM source_disagreement").fetchall()
     assert disagreement == [(2.0, 9.0)]
 
     daily = con.execute("SELECT day::VARCHAR, offering, price_usd_per_hour FROM daily_price "
@@ -164,7 +165,7 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
     assert changes == [("2025-06-11", "2025-06-10", "h100", 2.5, 2.0, -20.0)]
 
     cheapest = con.execute(
-        "SELECT day::VARCHAR, gpu_model, usd_per_gpu_hour, offering FROM daily_cheapest "
+        "SELECT day::VARCHAR, gpu_model, price_usd_per_gpu_hour, offering FROM daily_cheapest "
         "ORDER BY day, gpu_model").fetchall()
     # The GPU-only T4 at 0.2 never wins a whole-offering ranking; the aggregator's 9.0 H100
     # loses to the direct 2.5.
@@ -235,14 +236,3 @@ def test_reference_tables_resync_only_when_files_or_rows_changed(
     monkeypatch.setattr(schemas.reference, "load_plans", must_not_load)
     with pytest.raises(AssertionError, match="read again"):
         connect(path)  # the files changed: they are read again
-
-
-def test_no_connection_draws_a_progress_bar(tmp_path: Path) -> None:
-    # a long query on a busy machine would print one into a command's stdout
-    path = tmp_path / "w.duckdb"
-    writer = connect(path)
-    setting = "SELECT current_setting('enable_progress_bar')"
-    assert writer.execute(setting).fetchone() == (False,)
-    writer.close()
-    with connect_read_only(path) as reader:
-        assert reader.execute(setting).fetchone() == (False,)
