@@ -68,3 +68,35 @@ def verdict(ok: bool) -> str:
 def header(title: str) -> None:
     print(f"\n== {title} ==")
     print(f"   machine: {machine()}")
+
+
+class CannotRun(Exception):
+    """A benchmark's comparison cannot run here (a tool or a file it needs is missing): the
+    benchmark says why on one line and exits non-zero, never a quiet "skipped"."""
+
+
+def cannot_run(name: str, why: str) -> int:
+    """Print why `name` cannot run and return the exit code that says so (2)."""
+    print(f"   CANNOT RUN {name}: {why}")
+    return 2
+
+
+def interleaved(sides: dict[str, Callable[[], Any]], repeat: int,
+                warmup: int = 1) -> dict[str, float]:
+    """Median wall time of each side, in seconds, the sides run in turn (A B A B ...) so that
+    a change of the machine's load falls on every side alike and their ratio holds."""
+    for _ in range(warmup):
+        for fn in sides.values():
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(repeat):
+        for name, fn in sides.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def load() -> str:
+    """The machine's load average (1/5/15 min), for every figure printed."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())

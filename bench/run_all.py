@@ -1,7 +1,8 @@
 """Run every benchmark in turn: `make bench` (full size) and `make bench-quick` (--size small).
 
 Each benchmark prints its own figures and verdicts (OK / MISS against the issue's targets).
-The exit code is non-zero only when a benchmark fails to run, never because of a time.
+The exit code is non-zero when a benchmark fails to run or its comparison cannot run (a tool
+it needs is missing), never because of a time.
 """
 
 from __future__ import annotations
@@ -10,7 +11,16 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import ingest, memory_aws, readers, scale_out, startup, vs_gpuhunt, warehouse_scale
+from bench import (
+    ingest,
+    memory_aws,
+    read_floor,
+    readers,
+    scale_out,
+    startup,
+    vs_gpuhunt,
+    warehouse_scale,
+)
 from bench._common import size_arg
 
 BENCHMARKS: tuple[tuple[str, Callable[[list[str]], int]], ...] = (
@@ -21,6 +31,7 @@ BENCHMARKS: tuple[tuple[str, Callable[[list[str]], int]], ...] = (
     ("startup", startup.main),
     ("readers", readers.main),
     ("scale_out", scale_out.main),
+    ("read_floor", read_floor.main),
 )
 
 

@@ -1,9 +1,11 @@
 """Side by side with gpuhunt: parse the same Vast.ai payload with its provider and with ours.
 
 gpuhunt (dstack's catalog library) is installed only for benchmarks (`uv sync --group bench`,
-which `make bench` does); it is never a dependency of the project. Its HTTP call
-(`requests.post`) is mocked to return the payload's bytes, so both sides decode the same JSON
-text and turn it into their own rows; no network. Target: ours >= 5x faster.
+which `make bench` and `make bench-quick` do); it is never a dependency of the project.
+Without it the benchmark exits 2 and says why. Its HTTP call (`requests.post`) is mocked to
+return the payload's bytes, so both sides decode the same JSON text and turn it into their own
+rows; no network. The two sides run in turn (A B A B ...), so that a change of the machine's
+load cannot tilt the ratio. Target: ours >= 5x faster.
 
     python -m bench.vs_gpuhunt [--size small]
 """
@@ -16,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 from unittest import mock
 
-from bench._common import best_of, header, size_arg, verdict
+from bench._common import cannot_run, header, interleaved, load, size_arg, verdict
 from bench.inflate import REALISTIC_ROWS, inflate_vastai
 from contract import RawCapture
 from scrapers import vastai
@@ -54,9 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import gpuhunt  # noqa: F401
     except ImportError:
-        print("   gpuhunt is not installed (it is only in the `bench` group: `make bench`); "
-              "skipped")
-        return 0
+        return cannot_run("vs_gpuhunt", "gpuhunt is not installed (it is only in the `bench` "
+                          "group: `make bench` installs it)")
     logging.getLogger("gpuhunt").setLevel(logging.ERROR)  # it warns per odd offer
     source = get_source("vastai")
     rows = REALISTIC_ROWS["vastai"] // (20 if small else 1)
@@ -66,14 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     repeat = 1 if small else 5
     ours_rows = source.parse(raw).height
     theirs_rows = gpuhunt_parse(body)
-    ours_s = best_of(lambda: source.parse(raw), repeat)
-    theirs_s = best_of(lambda: gpuhunt_parse(body), repeat)
     # Decoding the JSON text, which both sides must do first: gpuhunt builds every offer's
     # dict (json.loads), ours decodes only the fields it reads (msgspec, typed).
-    theirs_decode = best_of(lambda: json.loads(body), repeat)
-    ours_decode = best_of(lambda: vastai._DECODER.decode(body), repeat)
+    medians = interleaved({
+        "ours": lambda: source.parse(raw), "theirs": lambda: gpuhunt_parse(body),
+        "ours_decode": lambda: vastai._DECODER.decode(body),
+        "theirs_decode": lambda: json.loads(body)}, repeat)
+    ours_s, theirs_s = medians["ours"], medians["theirs"]
+    ours_decode, theirs_decode = medians["ours_decode"], medians["theirs_decode"]
     ratio = theirs_s / ours_s
-    print(f"   payload: {rows} offers, {len(body) / 1e6:.1f} MB")
+    print(f"   payload: {rows} offers, {len(body) / 1e6:.1f} MB; medians of {repeat} "
+          f"interleaved runs; load {load()}")
     print(f"   gpuhunt  {theirs_s * 1000:8.1f} ms  ({theirs_rows} rows; json.loads alone "
           f"{theirs_decode * 1000:.1f} ms)")
     print(f"   ours     {ours_s * 1000:8.1f} ms  ({ours_rows} rows; typed decode alone "

@@ -411,6 +411,7 @@ def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
 
     from scrapers.registry import all_sources
     from warehouse.connection import check_warehouse_file
+    from warehouse.frames import sql_frame
 
     registry = pl.DataFrame(
         [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
@@ -420,10 +421,10 @@ def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
     status = None
     if path.exists():
         with connection(path) as con:
-            status = con.execute(
-                "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
+            status = sql_frame(
+                con, "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
                 "last_status, stale, quarantined_last_parse, screened_last_parse, "
-                "unknown_gpus, skipped_last_parse, last_error FROM source_status").pl()
+                "unknown_gpus, skipped_last_parse, last_error FROM source_status")
     if status is None or status.height == 0:
         return registry.with_columns(pl.lit("never run").alias("last_status"))
     return registry.join(status, on="source", how="left").with_columns(

@@ -228,9 +228,11 @@ def alerts_check(
 @alerts_app.command("list")
 def alerts_list(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
     """Alert events already sent (newest first)."""
+    from warehouse.frames import sql_frame
+
     with read_warehouse(warehouse) as con:
-        frame = con.execute("SELECT fired_at, rule, kind, message, delivered FROM alert_event "
-                            "ORDER BY fired_at DESC").pl()
+        frame = sql_frame(con, "SELECT fired_at, rule, kind, message, delivered FROM alert_event "
+                          "ORDER BY fired_at DESC")
     print_frame(frame, fmt, title="alert events")
 
 

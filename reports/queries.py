@@ -7,6 +7,8 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
+from warehouse.frames import sql_frame
+
 __all__ = ["reference_table", "refresh_runs", "rows_per_source", "table_exists", "unknown_gpus"]
 
 
@@ -17,15 +19,15 @@ def rows_per_source(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -
             "SELECT run_id FROM refresh_run WHERE flow = 'refresh' ORDER BY started_at DESC LIMIT 1"
         ).fetchone()
         run_id = row[0] if row else ""
-    return con.execute(
-        "SELECT source, status, rows_parsed, rows_stored, rows_quarantined, attempts, "
+    return sql_frame(
+        con, "SELECT source, status, rows_parsed, rows_stored, rows_quarantined, attempts, "
         "coalesce(error, note) AS detail FROM scrape_run WHERE run_id = ? ORDER BY source",
         [run_id],
-    ).pl()
+    )
 
 
 def unknown_gpus(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return con.execute("SELECT * FROM unknown_gpu ORDER BY rows DESC, gpu_name").pl()
+    return sql_frame(con, "SELECT * FROM unknown_gpu ORDER BY rows DESC, gpu_name")
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -39,12 +41,12 @@ def reference_table(con: duckdb.DuckDBPyConnection, name: str) -> pl.DataFrame |
     """A reference table (plan, gpu_ownership) or None when this warehouse has none yet."""
     if name not in ("plan", "gpu_ownership") or not table_exists(con, name):
         return None
-    return con.execute(f"SELECT * FROM {name}").pl()
+    return sql_frame(con, f"SELECT * FROM {name}")
 
 
 def refresh_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pl.DataFrame:
-    return con.execute(
-        "SELECT run_id, flow, started_at, finished_at, offline, status FROM refresh_run "
+    return sql_frame(
+        con, "SELECT run_id, flow, started_at, finished_at, offline, status FROM refresh_run "
         "WHERE list_contains(?, run_id) ORDER BY started_at",
         [run_ids],
-    ).pl()
+    )

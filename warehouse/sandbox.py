@@ -193,6 +193,8 @@ def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
     memory limit."""
     import duckdb
 
+    from warehouse.frames import relation_frame
+
     timer = threading.Timer(timeout_s, con.interrupt)
     timer.daemon = True
     timer.start()
@@ -203,7 +205,7 @@ def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
         relation = _printable(relation, nested=nested, preview=preview)
         if max_rows is not None:
             relation = relation.limit(max_rows)
-        return relation.pl()
+        return relation_frame(relation)
     except duckdb.InterruptException:
         raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s and was "
                            "stopped (--timeout / GPUPRICES_QUERY_TIMEOUT_S)") from None

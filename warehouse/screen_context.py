@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from schemas.screens import JUMP_KEY, ScreenContext, load_config
+from warehouse.frames import sql_frame
 
 __all__ = ["previous_parts", "recorded_market", "screen_context"]
 
@@ -23,8 +24,8 @@ _KEY = ", ".join(JUMP_KEY)
 
 
 def _market(con: duckdb.DuckDBPyConnection, source: str) -> pl.DataFrame:
-    return con.execute(
-        """
+    return sql_frame(
+        con, """
         WITH per_provider AS (
             SELECT gpu_model, provider, median(price_usd_per_gpu_hour) AS price
             FROM latest_observation
@@ -33,7 +34,7 @@ def _market(con: duckdb.DuckDBPyConnection, source: str) -> pl.DataFrame:
         )
         SELECT gpu_model, count(*) AS providers, median(price) AS median_usd_per_gpu_hour
         FROM per_provider GROUP BY gpu_model
-        """, {"s": source}).pl()
+        """, {"s": source})
 
 
 def _previous(con: duckdb.DuckDBPyConnection, source: str,
@@ -41,34 +42,34 @@ def _previous(con: duckdb.DuckDBPyConnection, source: str,
     """The source's current prices, one per offering key, when `observed_at` is newer than
     them (a capture landing behind newer data, e.g. history, is not compared)."""
     params = {"s": source, "t": observed_at}
-    frame = con.execute(
-        f"""
+    frame = sql_frame(
+        con, f"""
         SELECT {_KEY}, any_value(price_usd_per_hour) AS previous_price,
                any_value(screen_flag) AS previous_flag
         FROM latest_observation WHERE source = $s AND observed_at < $t
         GROUP BY ALL HAVING count(DISTINCT price_usd_per_hour) = 1
-        """, params).pl()
+        """, params)
     if frame.height == 0:
         return None
     confirmed = pl.DataFrame(schema={**{c: frame.schema[c] for c in JUMP_KEY},
                                      "confirmed_price": pl.Float64()})
     if frame["previous_flag"].is_not_null().any():
         offerings = frame.filter(pl.col("previous_flag").is_not_null())["offering"].to_list()
-        confirmed = con.execute(
-            f"""
+        confirmed = sql_frame(
+            con, f"""
             SELECT {_KEY}, arg_max(price_usd_per_hour, observed_at) AS confirmed_price
             FROM observation
             WHERE source = $s AND screen_flag IS NULL AND observed_at < $t
               AND list_contains($o, offering)
             GROUP BY ALL
-            """, {**params, "o": offerings}).pl()
+            """, {**params, "o": offerings})
     return frame.join(confirmed, on=list(JUMP_KEY), how="left", nulls_equal=True)
 
 
 def _others_moved(con: duckdb.DuckDBPyConnection, observed_at: datetime) -> pl.DataFrame:
     config = load_config()
-    return con.execute(
-        """
+    return sql_frame(
+        con, """
         SELECT gpu_model, CAST(sign(pct_change) AS BIGINT) AS direction,
                list(DISTINCT provider) AS providers
         FROM price_change
@@ -76,7 +77,7 @@ def _others_moved(con: duckdb.DuckDBPyConnection, observed_at: datetime) -> pl.D
         GROUP BY ALL
         """,
         {"since": (observed_at - timedelta(days=config.others_window_days)).date(),
-         "until": observed_at.date(), "move": 100 * config.others_min_move}).pl()
+         "until": observed_at.date(), "move": 100 * config.others_min_move})
 
 
 def screen_context(con: duckdb.DuckDBPyConnection, source: str, observed_at: datetime, *,

@@ -33,6 +33,7 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING, PRICING
+from warehouse.frames import sql_frame
 
 __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
@@ -222,8 +223,8 @@ class Prices:
         chosen = pricing_set(pricing or self.pricing)
         if chosen not in self._offers:
             sql = f"SELECT * FROM ({offers_sql()}) ORDER BY gpu_model, {_ORDER_SQL}"
-            self._offers[chosen] = self.con.execute(sql, bind(sql, {
-                "as_of": self.as_of, **offers_params(chosen, self.config, self.segments)})).pl()
+            self._offers[chosen] = sql_frame(self.con, sql, bind(sql, {
+                "as_of": self.as_of, **offers_params(chosen, self.config, self.segments)}))
         return self._offers[chosen]
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
@@ -243,8 +244,8 @@ class Prices:
 
     def freshness(self) -> pl.DataFrame:
         """Every registered source as of as_of: last success, rows, last run, stale."""
-        return self.con.execute("SELECT * FROM freshness_at($as_of) ORDER BY source",
-                                {"as_of": self.as_of}).pl()
+        return sql_frame(self.con, "SELECT * FROM freshness_at($as_of) ORDER BY source",
+                         {"as_of": self.as_of})
 
     def run_ids(self) -> list[str]:
         """The runs that stored the prices standing at as_of."""
@@ -257,5 +258,6 @@ def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
     """The cheapest comparable offer per GPU model at `as_of`, in one SQL statement (the
     history of a provider or of another pricing set is made of these, a day at a time)."""
     sql = CHEAPEST.format(offers=offers_sql())
-    return con.execute(sql, bind(sql, {"as_of": as_of, "models": gpu_models, "only": providers,
-                                       **offers_params(pricing_set(pricing))})).pl()
+    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "models": gpu_models,
+                                          "only": providers,
+                                          **offers_params(pricing_set(pricing))}))

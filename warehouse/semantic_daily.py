@@ -26,6 +26,7 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING, STALE_AFTER_H
+from warehouse.frames import sql_frame
 from warehouse.semantic import (
     OFFER_ORDER,
     MarketConfig,
@@ -132,13 +133,13 @@ def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, s
     today = now.astimezone(UTC).date()
     chosen = pricing_set(pricing)
     if chosen == DEFAULT_PRICING and not providers:
-        past = con.execute(
-            "SELECT day, gpu_model, price_usd_per_gpu_hour, provider, offering, region, "
+        past = sql_frame(
+            con, "SELECT day, gpu_model, price_usd_per_gpu_hour, provider, offering, region, "
             "pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at "
             "FROM daily_cheapest "
             "WHERE day BETWEEN $since AND $until AND day < $today "
             "AND list_contains($models, gpu_model)",
-            {"since": since, "until": until, "today": today, "models": gpu_models}).pl()
+            {"since": since, "until": until, "today": today, "models": gpu_models})
         frames = [past.cast(_COLUMNS)]
     else:
         days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day BETWEEN $since "
@@ -169,7 +170,8 @@ def segment_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
                     until: date) -> pl.DataFrame:
     """daily_cheapest_segment rows up to `until`: the cheapest comparable offer per GPU model,
     provider segment and observed day (the board's history lines)."""
-    return con.execute(
-        "SELECT gpu_model, segment, day, price_usd_per_gpu_hour, provider, offering, source "
+    return sql_frame(
+        con, "SELECT gpu_model, segment, day, price_usd_per_gpu_hour, provider, offering, "
+        "source "
         "FROM daily_cheapest_segment WHERE day <= $until AND list_contains($models, gpu_model) "
-        "ORDER BY gpu_model, segment, day", {"until": until, "models": gpu_models}).pl()
+        "ORDER BY gpu_model, segment, day", {"until": until, "models": gpu_models})

@@ -22,6 +22,7 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING
+from warehouse.frames import sql_frame
 from warehouse.semantic import (
     ALL,
     MarketConfig,
@@ -171,16 +172,16 @@ def computed_market(con: duckdb.DuckDBPyConnection, as_of: datetime,
     params = {"as_of": as_of, **market_params(as_of.date(), config, segments)}
     providers_sql = PROVIDERS.format(offers=offers or offers_sql())
     market_sql = MARKET.format(providers=providers_sql)
-    return (con.execute(providers_sql, bind(providers_sql, params)).pl(),
-            con.execute(market_sql, bind(market_sql, params)).pl())
+    return (sql_frame(con, providers_sql, bind(providers_sql, params)),
+            sql_frame(con, market_sql, bind(market_sql, params)))
 
 
 def read_market(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | None = None,
                 since: date | None = None, until: date | None = None,
                 segment: str | None = None) -> pl.DataFrame:
     """Stored market values (the market_price table, kept up by every append)."""
-    return con.execute(
-        """
+    return sql_frame(
+        con, """
         SELECT * EXCLUDE (computed_at) FROM market_price
         WHERE ($models IS NULL OR list_contains($models, gpu_model))
           AND ($since IS NULL OR day >= $since) AND ($until IS NULL OR day <= $until)
@@ -188,16 +189,16 @@ def read_market(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | None 
         ORDER BY day, gpu_model, segment <> 'all', segment
         """,
         {"models": gpu_models, "since": since, "until": until, "segment": segment},
-    ).pl()
+    )
 
 
 def read_provider_prices(con: duckdb.DuckDBPyConnection, day: date,
                          gpu_models: list[str] | None = None) -> pl.DataFrame:
     """Stored stage-one rows of one day."""
-    return con.execute(
-        "SELECT * FROM market_provider_price WHERE day = $day "
+    return sql_frame(
+        con, "SELECT * FROM market_provider_price WHERE day = $day "
         "AND ($models IS NULL OR list_contains($models, gpu_model)) ORDER BY gpu_model, provider",
-        {"day": day, "models": gpu_models}).pl()
+        {"day": day, "models": gpu_models})
 
 
 def stored_market(con: duckdb.DuckDBPyConnection, day: date, *,
@@ -223,12 +224,12 @@ def market_moves(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *
     change in % (NULL when withheld: fewer matched providers than min_providers), the median
     of each matched provider's own change, and the providers carried forward."""
     config = config or _default_config()
-    return con.execute(MOVES, {"old_day": old_day, "new_day": new_day, "models": gpu_models,
-                               "min_providers": config.min_providers}).pl()
+    return sql_frame(con, MOVES, {"old_day": old_day, "new_day": new_day, "models": gpu_models,
+                                  "min_providers": config.min_providers})
 
 
 def coverage_changes(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
                      gpu_models: list[str] | None = None) -> pl.DataFrame:
     """Providers that started or stopped quoting a GPU model between the two days."""
-    return con.execute(COVERAGE, {"old_day": old_day, "new_day": new_day,
-                                  "models": gpu_models}).pl()
+    return sql_frame(con, COVERAGE, {"old_day": old_day, "new_day": new_day,
+                                     "models": gpu_models})

@@ -25,6 +25,7 @@ import duckdb
 import polars as pl
 
 from reports.alerts.config import Rule
+from warehouse.frames import sql_frame
 from warehouse.semantic import Prices
 
 __all__ = ["AlertEvent", "cheapest_below_events", "evaluate", "price_drop_events",
@@ -126,11 +127,11 @@ def rule_frame(prices: Prices, rule: Rule) -> pl.DataFrame:
     if rule.kind == "cheapest_below":
         return prices.comparable(rule.pricing)
     if rule.kind == "price_drop":
-        return prices.con.execute(
-            f"SELECT {', '.join(_CHANGE)}, region FROM price_move "
-            "WHERE list_contains($models, gpu_model)", {"models": list(rule.gpu_models)}).pl()
-    return prices.con.execute("SELECT source, last_run_at, last_status, last_error, "
-                              "last_success_at FROM source_status").pl()
+        return sql_frame(
+            prices.con, f"SELECT {', '.join(_CHANGE)}, region FROM price_move "
+            "WHERE list_contains($models, gpu_model)", {"models": list(rule.gpu_models)})
+    return sql_frame(prices.con, "SELECT source, last_run_at, last_status, last_error, "
+                     "last_success_at FROM source_status")
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, rules: Iterable[Rule],

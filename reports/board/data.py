@@ -17,8 +17,8 @@ import polars as pl
 from reports.market.comparison import catalog_order
 from reports.market.moves import Moves, week_moves
 from reports.market.values import market_of
+from warehouse.frames import sql_frame
 from warehouse.semantic import ALL, Prices
-from warehouse.semantic_daily import segment_history
 
 __all__ = [
     "DAILY_POINTS_DAYS",
@@ -91,6 +91,32 @@ def tile_rows(prices: Prices, market: pl.DataFrame, moves: Moves,
 
 # ---- price history per GPU and segment -------------------------------------------------------
 
+# The board's history lines in one statement over daily_cheapest_segment: each series' day
+# (the last year) or ISO week's last observed day (before), then only the points a step line
+# needs (compress_steps' rule). A few thousand rows leave DuckDB whatever the history's length.
+_STEPS = """
+WITH series AS (
+    SELECT gpu_model, segment, day, price_usd_per_gpu_hour AS usd_per_gpu_hour, provider,
+           offering, source
+    FROM daily_cheapest_segment
+    WHERE day <= $until AND list_contains($models, gpu_model)
+    QUALIFY day = max(day) OVER (PARTITION BY gpu_model, segment, CASE
+        WHEN day > $daily_from THEN day ELSE CAST(date_trunc('week', day) AS DATE) END)
+), around AS (
+    SELECT *, lag(day) OVER w AS prev_day, lead(day) OVER w AS next_day,
+           lag(usd_per_gpu_hour) OVER w AS prev_usd
+    FROM series
+    WINDOW w AS (PARTITION BY gpu_model, segment ORDER BY day)
+)
+SELECT gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source,
+       coalesce(day - prev_day > $gap, false) AS gap_before
+FROM around
+WHERE prev_day IS NULL OR next_day IS NULL OR day - prev_day > $gap OR next_day - day > $gap
+   OR usd_per_gpu_hour IS DISTINCT FROM prev_usd
+ORDER BY gpu_model, segment, day
+"""
+
+
 def price_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
                   until: date) -> pl.DataFrame:
     """(gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source, gap_before)
@@ -99,15 +125,8 @@ def price_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
 
     Daily for the last DAILY_POINTS_DAYS, then one point per ISO week (its last observed day).
     """
-    frame = segment_history(con, gpu_models, until=until).rename(
-        {"price_usd_per_gpu_hour": "usd_per_gpu_hour"})
-    recent = pl.col("day") > pl.lit(until - timedelta(days=DAILY_POINTS_DAYS))
-    frame = (frame.with_columns(pl.when(recent).then(pl.col("day"))
-                                .otherwise(pl.col("day").dt.truncate("1w")).alias("bucket"))
-             .sort("gpu_model", "segment", "day")
-             .group_by("gpu_model", "segment", "bucket", maintain_order=True).last()
-             .drop("bucket"))
-    return compress_steps(frame)
+    return sql_frame(con, _STEPS, {"until": until, "models": gpu_models, "gap": GAP_DAYS,
+                                   "daily_from": until - timedelta(days=DAILY_POINTS_DAYS)})
 
 
 def compress_steps(history: pl.DataFrame, gap_days: int = GAP_DAYS) -> pl.DataFrame:

@@ -11,6 +11,7 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING
+from warehouse.frames import sql_frame
 from warehouse.semantic import pricing_set
 from warehouse.semantic_daily import cheapest_history
 
@@ -37,8 +38,8 @@ def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
                 pricing: tuple[str, ...] | None = DEFAULT_PRICING) -> pl.DataFrame:
     """Every move of a current price on or after `since` (the price_move view): old -> new
     per hour and per GPU-hour, %. `pricing` None: every pricing kind."""
-    return con.execute(
-        """
+    return sql_frame(
+        con, """
         SELECT * FROM price_move
         WHERE changed_on >= $since
           AND ($models IS NULL OR list_contains($models, gpu_model))
@@ -48,4 +49,4 @@ def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
         """,
         {"since": since, "models": gpu_models, "providers": providers,
          "pricing": list(pricing_set(pricing)) if pricing else None},
-    ).pl()
+    )

@@ -13,11 +13,12 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from reports.board import build_board, week_pages
-from reports.board.data import compress_steps, load_week, price_history
+from reports.board.data import DAILY_POINTS_DAYS, compress_steps, load_week, price_history
 from reports.board.svg import nice_ticks
 from tests.reports.conftest import NOW, Builder, build_market, offer
 from warehouse.connection import connect
 from warehouse.semantic import cheapest_at
+from warehouse.semantic_daily import segment_history
 from warehouse.semantic_market import market_moves
 
 TILE = re.compile(r'<article class="tile" data-gpu="([^"]+)" data-usd="([^"]+)">(.*?)</article>',
@@ -156,6 +157,43 @@ def test_history_is_daily_for_a_year_then_weekly_and_only_keeps_changes(
         ("marketplace", d, 0.45, False),
         ("neocloud", d, 0.70, False),  # spot is not steady pricing: left out
     ]
+
+
+def _history_in_polars(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
+                       until: date) -> pl.DataFrame:
+    """The board's history as it was computed before issue 23: every stored day into polars,
+    bucketed there, then compress_steps row by row (the reference for the one statement)."""
+    frame = segment_history(con, gpu_models, until=until).rename(
+        {"price_usd_per_gpu_hour": "usd_per_gpu_hour"})
+    recent = pl.col("day") > pl.lit(until - timedelta(days=DAILY_POINTS_DAYS))
+    frame = (frame.with_columns(pl.when(recent).then(pl.col("day"))
+                                .otherwise(pl.col("day").dt.truncate("1w")).alias("bucket"))
+             .sort("gpu_model", "segment", "day")
+             .group_by("gpu_model", "segment", "bucket", maintain_order=True).last()
+             .drop("bucket"))
+    return compress_steps(frame)
+
+
+@pytest.mark.parametrize("until", [date(2019, 6, 30), date(2019, 9, 4), date(2021, 1, 1)])
+def test_history_statement_gives_the_points_polars_gave(tmp_path: Path, until: date) -> None:
+    con = connect(tmp_path / "w.duckdb")
+    # three years of daily rows with holes (a day in seven, a 40-day gap), steady stretches
+    # and steps, over every weekday boundary around the daily/weekly cut-over
+    con.execute("""
+        INSERT INTO daily_cheapest_segment
+        SELECT DATE '2017-01-01' + d::INTEGER, m, s,
+               round(1 + (hash(m, s, d // (3 + hash(m) % 20)) % 40) / 20.0, 2),
+               'p' || hash(m, s, d // 50) % 4, 'o', 'r', 'on_demand', 1, 1.0, 'src', 'cap',
+               TIMESTAMPTZ '2017-01-01 02:00:00+00' + to_days(d::INTEGER), 2
+        FROM range(1100) t(d), unnest(['H100', 'L4', 'A10']) u(m),
+             unnest(['hyperscaler', 'neocloud', 'marketplace']) v(s)
+        WHERE hash(d, m, s) % 7 <> 0 AND NOT (d BETWEEN 600 AND 640 AND m = 'L4')
+    """)
+    models = ["H100", "L4"]
+    expected = _history_in_polars(con, models, until=until)
+    assert expected.height > 100
+    assert price_history(con, models, until=until).equals(expected)
+    con.close()
 
 
 def test_compress_steps_keeps_changes_gaps_and_ends() -> None:
