@@ -192,10 +192,13 @@ def attach_lake(con: duckdb.DuckDBPyConnection, url: str, data_path: str | None 
             con.execute(f"ATTACH {_quote(url)} AS {LAKE_ALIAS}{suffix}")
             return target
         except duckdb.Error as exc:
-            # Two processes creating the same new catalog at once: PostgreSQL's CREATE TABLE
-            # IF NOT EXISTS is not safe against a concurrent one (a unique-key error in its
-            # system tables). The other process's catalog is whole once it commits: attach it.
-            if attempt == _ATTACH_TRIES or "duplicate key value" not in str(exc):
+            # Two processes creating the same new catalog at once: the loser's CREATE TABLE
+            # fails in PostgreSQL ("already exists", or a unique-key error in its system
+            # tables). The other process's catalog is whole once it commits: attach it.
+            text = str(exc)
+            racing = "Failed to initialize DuckLake" in text and (
+                "duplicate key value" in text or "already exists" in text)
+            if attempt == _ATTACH_TRIES or not racing:
                 raise _attach_error(target, exc) from None
             time.sleep(0.2 * attempt * (0.5 + random.random()))
 
