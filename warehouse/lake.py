@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -59,6 +61,7 @@ __all__ = [
 ]
 
 LAKE_ALIAS = "lake"
+_ATTACH_TRIES = 6  # attaching a catalog another process is creating at this moment
 BY_CAPTURE = ("observation", "quarantine")  # large: copied per changed capture
 _SCHEMES = "ducklake:postgres:<libpq settings>, ducklake:sqlite:<file> or ducklake:<file>"
 _PASSWORD = re.compile(r"""(password\s*=\s*)('[^']*'|[^\s"']+)""", re.I)
@@ -182,11 +185,22 @@ def attach_lake(con: duckdb.DuckDBPyConnection, url: str, data_path: str | None 
     if read_only:
         options.append("READ_ONLY")
     suffix = f" ({', '.join(options)})" if options else ""
-    try:
-        con.execute(f"ATTACH {_quote(url)} AS {LAKE_ALIAS}{suffix}")
-    except duckdb.Error as exc:
-        raise _attach_error(target, exc) from None
-    return target
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            con.execute(f"ATTACH {_quote(url)} AS {LAKE_ALIAS}{suffix}")
+            return target
+        except duckdb.Error as exc:
+            # Two processes creating the same new catalog at once: the loser's CREATE TABLE
+            # fails in PostgreSQL ("already exists", or a unique-key error in its system
+            # tables). The other process's catalog is whole once it commits: attach it.
+            text = str(exc)
+            racing = "Failed to initialize DuckLake" in text and (
+                "duplicate key value" in text or "already exists" in text)
+            if attempt == _ATTACH_TRIES or not racing:
+                raise _attach_error(target, exc) from None
+            time.sleep(0.2 * attempt * (0.5 + random.random()))
 
 
 def lake_connection(url: str, data_path: str | None, *, read_only: bool,

@@ -307,3 +307,21 @@ def test_the_raw_archive_on_s3_is_written_and_read_back(
     shown = CliRunner().invoke(app, ["reparse", "-w", url, "-f", "csv"])
     assert shown.exit_code == 0, shown.output
     assert "reparsed" in shown.output and "archive file missing" not in shown.output
+
+
+def test_workers_opening_a_new_postgres_lake_at_once_all_get_it(
+        pg: PostgresServer, tmp_path: Path) -> None:
+    """The loser of PostgreSQL's CREATE TABLE race ('already exists', a unique-key error)
+    attaches the winner's catalog instead of failing its whole batch."""
+    child = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from warehouse.lake import lake_connection
+        lake_connection(sys.argv[1], sys.argv[2], read_only=False).close()
+    """)
+    for _ in range(3):  # a fresh catalog each time: the race is at creation only
+        url = f"ducklake:postgres:{pg.dsn(pg.create_database())}"
+        procs = [subprocess.Popen([sys.executable, "-c", child, url, str(tmp_path / "data")],
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        errors = [p.communicate(timeout=120)[1] for p in procs]
+        assert all(p.returncode == 0 for p in procs), [e[-400:] for e in errors if e]
