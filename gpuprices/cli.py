@@ -23,6 +23,7 @@ from gpuprices import (
     commands_market,
     commands_ops,
     commands_reports,
+    commands_stock,
 )
 from gpuprices.options import fail
 
@@ -78,7 +79,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for commands in (commands_data, commands_reports, commands_ops, commands_market,
+for commands in (commands_data, commands_reports, commands_stock, commands_ops, commands_market,
                  commands_history, commands_board):
     commands.register(app)
 

@@ -6,19 +6,23 @@ import logging
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from contract import DEFAULT_PRICING
 from contract.settings import load_settings
 from gpuprices.options import (
+    CurrencyOpt,
     FormatOpt,
+    GeoOpt,
     PrefectOpt,
     PricingOpt,
+    RegionOpt,
     WarehouseOpt,
     fail,
     in_range,
+    place,
     prepare_prefect,
     prices,
     read_warehouse,
@@ -26,6 +30,9 @@ from gpuprices.options import (
 )
 from gpuprices.output import Format, print_frame
 from warehouse.sandbox import THREADS, TIMEOUT_S
+
+if TYPE_CHECKING:
+    from warehouse.place import Place
 
 # Words of DuckDB's refusals under the query sandbox (warehouse.connection.SANDBOX).
 REFUSED = ("disabled by configuration", "configuration has been locked",
@@ -314,28 +321,36 @@ def _refresh_flow(source: list[str] | None, offline: bool, warehouse: Path) -> s
 
 
 def print_summary(warehouse: Path, fmt: Format = Format.table,
-                  pricing: tuple[str, ...] | None = None) -> None:
-    """Rows per source in the last run, unknown GPU names, the cheapest offer per tier."""
+                  pricing: tuple[str, ...] | None = None, where: Place | None = None,
+                  currency: str | None = None) -> None:
+    """Rows per source in the last run, unknown GPU names, the cheapest offer per tier (in
+    `where`, amounts in `currency`)."""
+    from gpuprices.money import Money
     from reports.market.rankings import top_per_tier
     from reports.queries import rows_per_source, unknown_gpus
 
-    with prices(warehouse, pricing or DEFAULT_PRICING) as now:
+    money = Money.of(currency)
+    with prices(warehouse, pricing or DEFAULT_PRICING, where=where) as now:
         print_frame(rows_per_source(now.con), fmt, title="rows per source (last refresh)")
         unknown = unknown_gpus(now.con)
         if unknown.height or fmt is not Format.table:
             print_frame(unknown, fmt, title="GPU names not in the catalog (rows quarantined)")
         else:
             typer.echo("GPU names not in the catalog: none")
-        ranked = top_per_tier(now, per_tier=1).drop("rank")
-    print_frame(ranked, fmt, title=f"cheapest comparable offer per GPU tier "
-                f"({', '.join(now.pricing)})")
+        ranked = money.convert(now.con, top_per_tier(now, per_tier=1).drop("rank"),
+                               day=now.day)
+    shown = f"{', '.join(now.pricing)}" + (f"; {now.place.describe()}"
+                                           if not now.place.everywhere else "")
+    money.show(ranked, fmt, title=f"cheapest comparable offer per GPU tier ({shown})")
 
 
-def summary(pricing: PricingOpt = None, warehouse: WarehouseOpt = None,
+def summary(pricing: PricingOpt = None, region: RegionOpt = None, geo: GeoOpt = None,
+            currency: CurrencyOpt = None, warehouse: WarehouseOpt = None,
             fmt: FormatOpt = Format.table) -> None:
     """Print the refresh summary again from the warehouse (no scraping)."""
     settings = load_settings(warehouse=warehouse)
-    print_summary(settings.warehouse, fmt, pricing)  # type: ignore[arg-type]
+    print_summary(settings.warehouse, fmt, pricing, place(region, geo),  # type: ignore[arg-type]
+                  currency)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,16 +17,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from contract.settings import load_settings
+from gpuprices.money import Money
 from gpuprices.options import (
+    CurrencyOpt,
     FormatOpt,
+    GeoOpt,
     GpuOpt,
     PricingOpt,
     ProviderOpt,
+    RegionOpt,
     WarehouseOpt,
     day_option,
     fail,
     in_range,
     models,
+    place,
     read_warehouse,
     writable_warehouse,
 )
@@ -287,12 +292,15 @@ def history(
     days: Annotated[int, typer.Option(callback=in_range(1, 3660), help="days of history")] = 90,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Cheapest comparable offer per day for GPU, with the source and capture of every point
-    (today's point is what `cheapest` answers now)."""
+    (today's point is what `cheapest` answers now; --currency: each day at its own rate)."""
     import polars as pl
 
     from reports.charts import plot_daily, sparkline
@@ -302,18 +310,24 @@ def history(
     now = datetime.now(UTC)
     until = now.date()
     since = until - timedelta(days=days)
+    where, money = place(region, geo), Money.of(currency)
     with read_warehouse(warehouse) as con:
         points = series_points(con, gpu_models, since=since, until=until,
-                               pricing=pricing, providers=provider, now=now)  # type: ignore[arg-type]
-    if points.height == 0:
-        raise fail(f"no {gpu} prices in the last {days} days")
-    print_frame(points, fmt, title=f"cheapest {gpu} per day ({', '.join(pricing or ())})")
-    if fmt is Format.table:
-        values = points["usd_per_gpu_hour"].to_list()
-        typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
+                               pricing=pricing, providers=provider, now=now,  # type: ignore[arg-type]
+                               place=where)
+        if points.height == 0:
+            raise fail(f"no {gpu} prices in the last {days} days"
+                       + (f" ({where.describe()})" if not where.everywhere else ""))
+        points = money.convert(con, points, day_column="day")
+    shown = ", ".join([*(pricing or ()), *([where.describe()] if not where.everywhere else [])])
+    money.show(points, fmt, title=f"cheapest {gpu} per day ({shown})")
+    values = points["usd_per_gpu_hour"].drop_nulls().to_list()
+    if fmt is Format.table and values:
+        typer.echo(money.label(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} "
+                               "per GPU-hour"))
     if plot is not None:
         series = points.select(pl.lit(gpu).alias("series"), "day", "usd_per_gpu_hour")
-        plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
+        plot_daily(series, plot, title=money.label(f"Cheapest {gpu} $/GPU-hour per day"))
         typer.echo(f"chart: {plot}", err=True)
 
 
@@ -323,23 +337,30 @@ def changes(
     gpu: GpuOpt = None,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     limit: Annotated[int, typer.Option(callback=in_range(1, 10_000), help="rows to show")] = 50,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Moves of current prices since a day (the source that speaks for each offering): old ->
-    new, %, date, provider, offering (newest first)."""
+    new, %, date, provider, offering (newest first; --currency: at the rate of the move's
+    day)."""
     from reports.market.history import price_moves
 
     gpu_models = models(gpu)
+    where, money = place(region, geo), Money.of(currency)
     with read_warehouse(warehouse) as con:
         moves = price_moves(con, since=since.date(), gpu_models=gpu_models, providers=provider,
-                            pricing=pricing)  # type: ignore[arg-type]
+                            pricing=pricing, place=where)  # type: ignore[arg-type]
+        moves = money.convert(con, moves, day_column="changed_on")
     shown = moves if fmt is not Format.table else moves.select(
         "changed_on", "provider", "offering", "region", "pricing", "gpu_model",
         "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "pct_change", "previous_day")
-    print_frame(shown.head(limit), fmt,
-                title=f"price moves since {since.date()} ({moves.height} in all)")
+    money.show(shown.head(limit), fmt,
+               title=f"price moves since {since.date()} ({moves.height} in all"
+               + (f", {where.describe()}" if not where.everywhere else "") + ")")
 
 
 def register(app: typer.Typer) -> None:

@@ -12,21 +12,26 @@ from typing import Annotated
 
 import typer
 
+from gpuprices.money import Money
 from gpuprices.options import (
+    CurrencyOpt,
     DayOpt,
     FormatOpt,
+    GeoOpt,
     GpuOpt,
     PricingOpt,
+    RegionOpt,
     WarehouseOpt,
     fail,
     in_range,
     models,
+    place,
     prices,
     read_warehouse,
     the_day,
     writable_warehouse,
 )
-from gpuprices.output import Format, print_frame
+from gpuprices.output import Format
 
 __all__ = ["register"]
 
@@ -48,15 +53,23 @@ def market(
     rebuild: Annotated[bool, typer.Option(help="recompute every derived table (the market "
                                           "price included) from every stored price "
                                           "(writes)")] = False,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    per_geo: Annotated[bool, typer.Option("--per-geo", help="one market per geography (those "
+                                          "--geo names, else every one)")] = False,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """The market price per GPU model and day: median of per-provider medians, with spread."""
+    """The market price per GPU model and day: median of per-provider medians, with spread;
+    of the offers in a region or geography with --region / --geo, per geography with
+    --per-geo."""
     import polars as pl
 
-    from reports.market.values import market_of
+    from reports.market.values import market_by_geo, market_of
 
     gpu_models, chosen_day, chosen_segment = models(gpu), the_day(day), _segment(segment)
+    where, money = place(region, geo), Money.of(currency)
     if rebuild:
         from flows.upkeep import rebuild_derived
 
@@ -64,20 +77,32 @@ def market(
             days = rebuild_derived(con)
         typer.echo(f"derived tables rebuilt: {days} days", err=True)
     with read_warehouse(warehouse) as con:
-        frame, stored = market_of(con, chosen_day, gpu_models=gpu_models,
-                                  segment=chosen_segment, now=datetime.now(UTC))
-    if not stored:
+        if per_geo:
+            frame, stored = market_by_geo(con, chosen_day, gpu_models=gpu_models,
+                                          segment=chosen_segment, now=datetime.now(UTC),
+                                          place=where), False
+        else:
+            frame, stored = market_of(con, chosen_day, gpu_models=gpu_models,
+                                      segment=chosen_segment, now=datetime.now(UTC),
+                                      place=where)
+        frame = money.convert(con, frame, day=chosen_day)
+    if per_geo or not where.everywhere:
+        typer.echo(f"(the market {'per geography' if per_geo else 'of ' + where.describe()}: "
+                   "computed from the offers placed there as prices stood at the end of "
+                   f"{chosen_day})", err=True)
+    elif not stored:
         typer.echo(f"(no stored market values for {chosen_day}: computed from the prices as "
                    "they stood at the end of that day)", err=True)
-    if fmt is Format.table:
+    if fmt is Format.table and frame.height:
         frame = frame.select(
-            "day", pl.col("gpu_model").alias("gpu"), "segment",
+            *(["geo"] if per_geo else []), "day", pl.col("gpu_model").alias("gpu"), "segment",
             pl.col("usd_per_gpu_hour").round(3).alias("market"),
             pl.col("min_usd").round(3).alias("min"), pl.col("p25_usd").round(3).alias("p25"),
             pl.col("p75_usd").round(3).alias("p75"), "providers", "offers",
             pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
             pl.col("withheld_reason").alias("withheld"))
-    print_frame(frame, fmt, title=f"market $/GPU-hour on {chosen_day}")
+    shown = f" ({where.describe()})" if not where.everywhere else ""
+    money.show(frame, fmt, title=f"market $/GPU-hour on {chosen_day}{shown}")
 
 
 def explain(
@@ -86,10 +111,13 @@ def explain(
                                         "scenario name from reports/market/scenarios.toml")],
     day: DayOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """How a number was made: the offers that counted (source, capture, time), the ones left
-    out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20`."""
+    out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20` (in USD,
+    the currency prices are compared in)."""
     from reports.market.explain import explain_cheapest, explain_market, explain_scenario
     from reports.queries import reference_table
 
@@ -104,9 +132,11 @@ def explain(
         if name not in scenarios:
             raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
     gpu_models = models([name]) if what != "scenario" else None
-    with prices(warehouse, pricing, as_of) as then:  # type: ignore[arg-type]
+    where = place(region, geo)
+    with prices(warehouse, pricing, as_of, where) as then:  # type: ignore[arg-type]
         if what == "market":
-            lines = explain_market(then.con, gpu_models or [], the_day(day), now=now)
+            lines = explain_market(then.con, gpu_models or [], the_day(day), now=now,
+                                   place=where)
         elif what == "cheapest":
             lines = explain_cheapest(then, gpu_models or [])
         else:
@@ -118,20 +148,29 @@ def market_moves(
     gpu: GpuOpt = None,
     day: DayOpt = None,
     period: Annotated[str, typer.Option(help="week or month (7 or 30 days back)")] = "week",
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Market moves over providers present on both days; coverage changes apart."""
+    """Market moves over providers present on both days; coverage changes apart (amounts in
+    --currency at the rate of the later day)."""
     from reports.market.moves import PERIOD_DAYS, week_moves
 
     if period not in PERIOD_DAYS:
         raise fail(f"--period is week or month, not {period!r}", 2)
     gpu_models = models(gpu)
+    where, money = place(region, geo), Money.of(currency)
     with read_warehouse(warehouse) as con:
-        moves = week_moves(con, the_day(day), period=period, gpu_models=gpu_models)
-    print_frame(moves.moves, fmt, title=f"market moves {moves.old_day} -> {moves.new_day} over "
-                "matched providers")
-    print_frame(moves.coverage, fmt, title="coverage changes (not price moves)")
+        moves = week_moves(con, the_day(day), period=period, gpu_models=gpu_models,
+                           place=where, now=datetime.now(UTC))
+        moved = money.convert(con, moves.moves, day=moves.new_day)
+        coverage = money.convert(con, moves.coverage, day=moves.new_day)
+    shown = f" ({where.describe()})" if not where.everywhere else ""
+    money.show(moved, fmt, title=f"market moves {moves.old_day} -> {moves.new_day} over "
+               f"matched providers{shown}")
+    money.show(coverage, fmt, title="coverage changes (not price moves)")
 
 
 def value(
@@ -142,6 +181,9 @@ def value(
     limit: Annotated[int, typer.Option(help="rows to show",
                                        callback=in_range(1, 10_000))] = 20,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -151,10 +193,11 @@ def value(
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
     gpu_models = models(gpu)
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        ranked = price_performance(now, metric, gpu_models)
-    print_frame(ranked.head(limit), fmt,
-                title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
+    where, money = place(region, geo), Money.of(currency)
+    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
+        ranked = money.convert(now.con, price_performance(now, metric, gpu_models), day=now.day)
+    money.show(ranked.head(limit), fmt,
+               title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
 
 
 def cluster(
@@ -163,10 +206,14 @@ def cluster(
                                       callback=in_range(1, 1_000_000))] = 512,
     days: Annotated[int, typer.Option(help="days of use", callback=in_range(1, 3660))] = 90,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market."""
+    """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market (of
+    the same place with --region / --geo)."""
     import polars as pl
 
     from reports.market.cluster import cluster_quotes
@@ -175,9 +222,12 @@ def cluster(
     gpu_models = models(gpu)
     if not gpu_models:
         raise fail("give the GPU: --gpu NAME", 2)
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+    where, money = place(region, geo), Money.of(currency)
+    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
         quotes = cluster_quotes(now, market_rows, gpu_models, gpus=gpus, days=days)
+        if quotes.height:
+            quotes = money.convert(now.con, quotes, day=now.day)
     if quotes.height == 0:
         raise fail(f"no comparable {', '.join(gpu or [])} offers stand now")
     if fmt is Format.table:
@@ -192,8 +242,8 @@ def cluster(
             pl.col("reserved_term").alias("term"),
             pl.when(pl.col("market_withheld").is_not_null()).then(pl.lit("market withheld"))
             .alias("note"))
-    print_frame(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
-                "prices; capacity at this size is not checked)")
+    money.show(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
+               "prices; capacity at this size is not checked)")
 
 
 def rent_vs_buy(
@@ -220,6 +270,9 @@ def rent_vs_buy(
     servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
                                                  "schemas/server_prices.csv)")] = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -250,15 +303,22 @@ def rent_vs_buy(
         raise fail(str(exc), 2) from None
     if gpu_models:
         server_rows = server_rows.filter(pl.col("gpu_model").is_in(gpu_models))
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+    where, money = place(region, geo), Money.of(currency)
+    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
         market_usd, cheapest = rental_yardsticks(now, market_rows)
         ownership = reference_table(now.con, "gpu_ownership")
         cards = break_even(ownership, now) if ownership is not None and ownership.height \
             else None
-    rows = tco_rows(server_rows, chosen, market_usd, cheapest)
-    print_frame(rows, fmt, title="full cost of ownership vs renting")
-    if fmt is Format.table and gpu_models:
+        rows = money.convert(now.con, tco_rows(server_rows, chosen, market_usd, cheapest),
+                             day=now.day)
+        if cards is not None:
+            cards = money.convert(now.con, cards, day=now.day)
+    money.show(rows, fmt, title="full cost of ownership vs renting")
+    if fmt is Format.table and gpu_models and money.converting:
+        typer.echo("(the arithmetic sheets are in USD: run without --currency to see them)",
+                   err=True)
+    elif fmt is Format.table and gpu_models:
         from rich.console import Console
         from rich.table import Table
 
@@ -274,7 +334,7 @@ def rent_vs_buy(
     if cards is not None:
         if gpu_models:
             cards = cards.filter(pl.col("gpu_model").is_in(gpu_models))
-        print_frame(cards, fmt, title="the card alone: purchase / (cheapest rental - power)")
+        money.show(cards, fmt, title="the card alone: purchase / (cheapest rental - power)")
 
 
 def register(app: typer.Typer) -> None:

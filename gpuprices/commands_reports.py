@@ -14,28 +14,34 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from contract.settings import load_settings
+from gpuprices.money import Money
 from gpuprices.options import (
+    CurrencyOpt,
     FormatOpt,
+    GeoOpt,
     GpuOpt,
     PrefectOpt,
     PricingOpt,
     ProviderOpt,
+    RegionOpt,
     WarehouseOpt,
     fail,
     in_range,
     models,
+    place,
     prepare_prefect,
     prices,
     use_prefect,
     warehouse_errors,
 )
-from gpuprices.output import Format, print_frame
+from gpuprices.output import Format
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import polars as pl
 
+    from warehouse.place import Place
     from warehouse.semantic import Prices
 
 # Model sizes `fit --params` accepts, in billions: 1M .. 100T parameters.
@@ -44,10 +50,13 @@ MAX_PARAMS_B = 100_000.0
 
 
 def _answer(warehouse: Path | None, pricing: tuple[str, ...],
-            question: Callable[[Prices], pl.DataFrame]) -> pl.DataFrame:
-    """Ask `question` of the prices as they stand now, in the chosen pricing set."""
-    with prices(warehouse, pricing) as now:
-        return question(now)
+            question: Callable[[Prices], pl.DataFrame], where: Place | None = None,
+            money: Money | None = None) -> pl.DataFrame:
+    """Ask `question` of the prices as they stand now, in the chosen pricing set and place;
+    its amounts in `money`'s currency at the rate of today."""
+    with prices(warehouse, pricing, where=where) as now:
+        answer = question(now)
+        return money.convert(now.con, answer, day=now.day) if money else answer
 
 
 def report(
@@ -103,11 +112,17 @@ def cheapest(
     include_unavailable: Annotated[bool, typer.Option(help="also list offers left out only "
                                                       "for being unavailable (after the "
                                                       "rest)")] = False,
+    in_stock: Annotated[bool, typer.Option("--in-stock", help="only offers a source says can "
+                                           "be rented now (stock available or low)")] = False,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The cheapest comparable offers ($/GPU-hour): available, fresh, whole GPUs, no
-    outliers; the first of each GPU is the cheapest every view names."""
+    outliers; the first of each GPU is the cheapest every view names. `stock` is each offer's
+    stock state (? where its source does not say)."""
     from reports.market.rankings import cheapest_offers, tiers_by_name
 
     chosen_tier = None
@@ -117,10 +132,14 @@ def cheapest(
             raise fail(f"unknown tier {tier!r}; tiers: {', '.join(tiers)}", 2)
         chosen_tier = tiers[tier]
     gpu_models = models(gpu)
+    where, money = place(region, geo), Money.of(currency)
     frame = _answer(warehouse, pricing, lambda now: cheapest_offers(  # type: ignore[arg-type]
         now, gpu_models=gpu_models, min_vram_gb=min_vram, tier=chosen_tier,
-        providers=provider, include_unavailable=include_unavailable))
-    print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)")
+        providers=provider, include_unavailable=include_unavailable, in_stock=in_stock),
+        where, money)
+    money.show(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match"
+               + (f", {where.describe()}" if not where.everywhere else "")
+               + (", in stock" if in_stock else "") + ")")
 
 
 def scenario(
@@ -131,6 +150,9 @@ def scenario(
     = None,
     gpu: GpuOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -150,9 +172,11 @@ def scenario(
     else:
         raise fail("give a scenario name (" + ", ".join(scenarios) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
-    with prices(warehouse, pricing) as now:  # type: ignore[arg-type]
-        rows = evaluate(now, chosen, reference_table(now.con, "plan"))
-    print_frame(rows, fmt, title=chosen.title)
+    where, money = place(region, geo), Money.of(currency)
+    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
+        rows = money.convert(now.con, evaluate(now, chosen, reference_table(now.con, "plan")),
+                             day=now.day)
+    money.show(rows, fmt, title=chosen.title)
 
 
 def fit(
@@ -161,6 +185,9 @@ def fit(
     limit: Annotated[int, typer.Option(help="offers to show",
                                        callback=in_range(1, 10_000))] = 10,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -183,18 +210,19 @@ def fit(
     if size is not None and not (MIN_PARAMS_B <= size <= MAX_PARAMS_B):
         raise fail(f"--params {params} is out of range: allowed {MIN_PARAMS_B * 1000:g}M to "
                    f"{MAX_PARAMS_B:g}B", 2)
+    where, money = place(region, geo), Money.of(currency)
     if size is not None and method is not None:
         needed = vram_needed_gb(size, method)
         offers = _answer(warehouse, pricing,  # type: ignore[arg-type]
-                         lambda now: fitting_offers(now, needed))
-        print_frame(offers.head(limit), fmt,
-                    title=f"{params} {method}: needs {needed:g} GB; cheapest comparable offers")
+                         lambda now: fitting_offers(now, needed), where, money)
+        money.show(offers.head(limit), fmt,
+                   title=f"{params} {method}: needs {needed:g} GB; cheapest comparable offers")
         return
     sizes = (size,) if size is not None else MODEL_SIZES_B
     methods = (method,) if method is not None else tuple(GB_PER_BILLION)
     matrix = _answer(warehouse, pricing,  # type: ignore[arg-type]
-                     lambda now: fit_matrix(now, sizes, methods))
-    print_frame(matrix, fmt, title="cheapest comparable offer that fits")
+                     lambda now: fit_matrix(now, sizes, methods), where, money)
+    money.show(matrix, fmt, title="cheapest comparable offer that fits")
 
 
 def register(app: typer.Typer) -> None:

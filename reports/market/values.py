@@ -10,10 +10,12 @@ import duckdb
 import polars as pl
 
 from reports.markdown import money, table
+from schemas.regions import GEOGRAPHIES
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
 from warehouse.semantic_market import stored_market
 
-__all__ = ["market_of", "market_section", "segments"]
+__all__ = ["market_by_geo", "market_of", "market_section", "segments"]
 
 
 def segments() -> list[str]:
@@ -22,10 +24,27 @@ def segments() -> list[str]:
 
 
 def market_of(con: duckdb.DuckDBPyConnection, day: date, *, gpu_models: list[str] | None = None,
-              segment: str | None = ALL, now: datetime | None = None
-              ) -> tuple[pl.DataFrame, bool]:
-    """(market values of `day`, stored?): what `market`, the board and the report show."""
-    return stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
+              segment: str | None = ALL, now: datetime | None = None,
+              place: Place = EVERYWHERE) -> tuple[pl.DataFrame, bool]:
+    """(market values of `day`, stored?): what `market`, the board and the report show; for
+    a place, the market of the offers placed there (computed, never stored)."""
+    return stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now,
+                         place=place)
+
+
+def market_by_geo(con: duckdb.DuckDBPyConnection, day: date, *,
+                  gpu_models: list[str] | None = None, segment: str | None = ALL,
+                  now: datetime | None = None, place: Place = EVERYWHERE) -> pl.DataFrame:
+    """The market values of `day` per geography (a `geo` column first): for each geography
+    (those `place` names, else every one), the market of the offers placed there and in
+    `place`'s regions. A geography with no comparable offer has no rows."""
+    frames = []
+    for geo in place.geos or GEOGRAPHIES:
+        values, _ = market_of(con, day, gpu_models=gpu_models, segment=segment, now=now,
+                              place=Place(place.regions, (geo,)))
+        if values.height:
+            frames.append(values.select(pl.lit(geo).alias("geo"), pl.all()))
+    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
 def market_section(market: pl.DataFrame) -> str:
