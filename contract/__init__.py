@@ -79,7 +79,7 @@ _PARSED_COLUMNS: tuple[tuple[str, str], ...] = (  # (column, polars type), in or
     # left null by the parser and filled downstream from a dated exchange rate).
     ("price_native_per_hour", "Float64"),
     ("gpus_available", "Float64"),  # GPUs free to rent now, where the source says
-    # Added in schema version 10: how much stock the source says there is (STOCK_LEVELS).
+    # Added in schema version 12: how much stock the source says there is (STOCK_LEVELS).
     ("stock_level", "String"),
 )
 

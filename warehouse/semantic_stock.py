@@ -6,8 +6,11 @@ confirming run (a new capture, or an unchanged one seen again) is one observatio
 provider x GPU model x region (a "key") its source reports stock for. Prices are not read.
 
 The rules, once:
+- which keys there are: the regions a source reported stock for in the window or in the
+  KEY_LOOKBACK_DAYS before it (a region sold out for the whole window is still a region, at
+  0 %; one not listed for longer is gone, not out of stock);
 - who speaks for a key's stock: of the sources that report availability for the provider's
-  GPU in the window, the best by source precedence (source_rank: API, page, catalog); an
+  GPU in that time, the best by source precedence (source_rank: API, page, catalog); an
   aggregator only for a provider that has no direct source;
 - the offers that count: those of the pricing set that are comparable in themselves (a known
   GPU, a whole offering, whole GPUs: the macro excluded_because without its availability and
@@ -35,10 +38,13 @@ from contract import DEFAULT_PRICING, IN_STOCK
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import bind, placed, pricing_set
 
-__all__ = ["AVAILABILITY", "HARD_TO_GET_SHARE", "IN_STOCK", "availability", "hard_to_get"]
+__all__ = ["AVAILABILITY", "HARD_TO_GET_SHARE", "IN_STOCK", "KEY_LOOKBACK_DAYS", "availability",
+           "hard_to_get"]
 
 # A key in stock for less than this share of the window's runs is hard to get (the report).
 HARD_TO_GET_SHARE = 0.5
+# A region listed this many days before the window still counts as one of the provider's.
+KEY_LOOKBACK_DAYS = 30
 
 AVAILABILITY = """
 WITH runs AS (
@@ -59,7 +65,7 @@ WITH runs AS (
 ), recent AS (
     SELECT r.* FROM rows r
     SEMI JOIN runs w ON w.source = r.source AND w.capture_id = r.capture_id
-                    AND w.seen_at > $since
+                    AND w.seen_at > $since - to_days($lookback)
 ), direct AS (
     SELECT DISTINCT provider FROM source WHERE NOT aggregator
 ), speaking AS (
@@ -135,7 +141,7 @@ def availability(con: duckdb.DuckDBPyConnection, *, as_of: datetime, since: date
     sql = AVAILABILITY.format(place=placed(con, place).sql("r.provider", "r.region"))
     return con.execute(sql, bind(sql, {
         "as_of": as_of, "since": since, "models": gpu_models, "pricing": list(chosen),
-        **place.params()})).pl()
+        "lookback": KEY_LOOKBACK_DAYS, **place.params()})).pl()
 
 
 def hard_to_get(series: pl.DataFrame, share: float = HARD_TO_GET_SHARE) -> pl.DataFrame:

@@ -1,4 +1,4 @@
--- Schema version 10: availability as a series (issue 26). `available` and `gpus_available`
+-- Schema version 12: availability as a series (issue 26). `available` and `gpus_available`
 -- (migration 006) say whether an offer could be rented and how many GPUs were free; this adds
 -- the source's own word for how much stock there is, in one vocabulary (contract.STOCK_LEVELS:
 -- high, medium, low; null where the source does not say). The same column, in the same
