@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -222,3 +223,19 @@ def test_the_report_lists_what_is_hard_to_get(warehouse: Path) -> None:
         con.close()
     assert "| H100 SXM | lambda | us-east-1 | 57% of 7 |" in text
     assert "| H100 SXM | runpod | global | 100% of 7 |" in text and "| low |" in text
+
+
+def test_the_board_shows_the_stock_state_beside_prices(stock: duckdb.DuckDBPyConnection,
+                                                       tmp_path: Path) -> None:
+    from reports.board import build_board
+
+    html = build_board(stock, tmp_path, week="2026-W47", as_of=NOW).page.read_text(
+        encoding="utf-8")
+    tiers = re.search(r'<table[^>]*id="tiers-table".*?</table>', html, re.S)
+    assert tiers is not None
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row)
+            for row in re.findall(r"<tr><td>.*?</tr>", tiers.group(0), re.S)]
+    # provider, $/GPU-h, stock: the state the offers carry (Prices.offers' `stock`)
+    assert [(r[3], r[7], r[9]) for r in rows] == [
+        ("coreweave", "$2.20", "?"), ("voltagepark", "$2.20", "low"),
+        ("runpod", "$2.49", "low"), ("lambda", "$3.29", "available")]
