@@ -25,8 +25,9 @@ from unittest import mock
 import warehouse.append
 from bench._common import best_of, header, size_arg, timed, verdict
 from bench.inflate import DEFAULT_ROWS, REALISTIC_ROWS, inflater_for
+from contract import RawCapture
 from schemas.observation import ValidatedBatch, to_observations, validate
-from scrapers.base import RawCapture, Source
+from scrapers.base import Source
 from scrapers.registry import all_sources
 from warehouse.append import ScrapeRecord, append_batch
 from warehouse.connection import connect

@@ -43,7 +43,7 @@ import json, resource, sys, time, uuid
 from pathlib import Path
 import httpx
 from scrapers import aws
-from scrapers.base import HttpSettings, RawCapture, now_utc
+from contract import HttpSettings, RawCapture, now_utc
 from warehouse.connection import connect
 from warehouse.ingest import ingest
 

@@ -18,8 +18,8 @@ from unittest import mock
 
 from bench._common import best_of, header, size_arg, verdict
 from bench.inflate import REALISTIC_ROWS, inflate_vastai
+from contract import RawCapture
 from scrapers import vastai
-from scrapers.base import RawCapture
 from scrapers.registry import get_source
 
 TARGET_RATIO = 5.0

@@ -1,6 +1,6 @@
 """Price text, read in one place: `parse_price("$2.99 / GPU / hr")`.
 
-Every page source reads a price cell through `parse_price` (re-exported by scrapers.pagekit).
+Every page source reads a price cell through `parse_price`.
 It knows the amount, the currency (signs "$ € £ ¥ ₹ ₩", prefixed dollars "C$ A$ NZ$ HK$ ...",
 ISO codes before or after the number), the period (second .. year) and whether the text says
 per GPU or per instance. It refuses, with a `PriceTextError` (a ParseError: the source fails

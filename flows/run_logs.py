@@ -44,6 +44,9 @@ def project_logs_to_prefect(level: int = logging.INFO) -> Iterator[None]:
     try:
         yield
     finally:
+        # Send what the block logged before the handler goes: a worker's flow process exits
+        # right after the flow, and lines still queued then (the summary, ALERT) were lost.
+        handler.flush()
         for logger, old_level in attached:
             if handler in logger.handlers:
                 logger.removeHandler(handler)

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from scrapers.base import ParseError
+from contract import ParseError
 
 
 def load_json(body: bytes, *, what: str) -> Any:

@@ -42,18 +42,15 @@ from typing import Any
 import polars as pl
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
+from contract import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
+from contract.prices import PagePrice, Period, clean_text, parse_price
 from scrapers.pagekit import (
-    PagePrice,
-    Period,
     Table,
-    clean_text,
     foreign_currency,
     is_hidden,
     json_ld_products,
     no_price_reason,
     offers_of,
-    parse_price,
 )
 
 __all__ = [
@@ -95,10 +92,11 @@ def _fill_memory(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _dedupe(frame: pl.DataFrame) -> pl.DataFrame:
-    """One price per offering, pricing, region and count: a page that repeats a block (mobile
-    and desktop copies) must not store it twice. The first occurrence wins."""
-    return frame.unique(["offering", "pricing", "region", "gpu_count"], keep="first",
-                        maintain_order=True)
+    """One price per offering, pricing, term, region, count and effective date: a page that
+    repeats a block (mobile and desktop copies) must not store it twice. The first occurrence
+    wins; an announced price beside the one in force is a row of its own."""
+    return frame.unique(["offering", "pricing", "term_months", "region", "gpu_count",
+                         "effective_from"], keep="first", maintain_order=True)
 
 
 # --- price columns --------------------------------------------------------------------------
@@ -415,7 +413,7 @@ def read_price_table(table: Table, layout: Layout, skips: Skips, *, section: str
             if row_out is None:
                 continue
             rows.append({**common, **row_out, **_kind_of(column),
-                         "offering": _offering(name, column, column in in_force)})
+                         "offering": _offering(name, column)})
     return rows
 
 
@@ -434,11 +432,10 @@ def _kind_of(column: Column) -> dict[str, Any]:
     return {"pricing": column.kind, "term_months": column.term_months}
 
 
-def _offering(name: str, column: Column, in_force: bool) -> str:
-    """The offering a price belongs to: a term's suffix; an announced price not yet in force
-    is its own offering (it must not replace the price in force under the same name)."""
-    if column.kind == "announced" and not in_force and column.effective is not None:
-        return f"{name} (from {column.effective.isoformat()})"
+def _offering(name: str, column: Column) -> str:
+    """The offering a price belongs to, with a term's suffix. An announced price keeps the
+    offering's name: its `effective_from` says from when it replaces the price in force
+    (the warehouse's current price picks, per offering, the latest price in force)."""
     return f"{name} {column.suffix}" if column.suffix else name
 
 

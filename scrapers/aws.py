@@ -31,18 +31,17 @@ from pathlib import Path
 import httpx
 import polars as pl
 
-from scrapers._host_specs import HostSpec, load_host_specs
-from scrapers.base import (
-    EXAMPLES_DIR,
+from contract import (
     FetchError,
     HttpSettings,
     ParseError,
     RawCapture,
-    SourceDef,
     conform,
     empty_parsed,
     now_utc,
 )
+from scrapers._host_specs import HostSpec, load_host_specs
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import fetch_error, raise_for_status
 
 ROOT = "https://pricing.us-east-1.amazonaws.com"

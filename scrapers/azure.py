@@ -32,19 +32,18 @@ import httpx
 import orjson
 import polars as pl
 
-from scrapers._host_specs import HostSpec, load_host_specs
-from scrapers._json import load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
+from contract import (
     FetchError,
     HttpSettings,
     ParseError,
     RawCapture,
-    SourceDef,
     conform,
     empty_parsed,
     now_utc,
 )
+from scrapers._host_specs import HostSpec, load_host_specs
+from scrapers._json import load_json
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 ROOT = "https://prices.azure.com"

@@ -6,8 +6,8 @@ the columns of `PARSED_SCHEMA`, or into a `Parsed` (that frame plus the rows it 
 counted by reason, and the page strategy that read it). Nothing here touches the warehouse or
 the clock.
 
-The contract types themselves live in the bottom package `contract` (every layer may import
-it); they are re-exported here so `from scrapers.base import RawCapture` keeps working.
+The contract types themselves (RawCapture, Parsed, ParseError ...) live in the bottom package
+`contract`, which every layer imports directly.
 """
 
 from __future__ import annotations
@@ -21,20 +21,15 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from contract import (
-    GLOBAL_REGION,
-    PARSED_SCHEMA,
     FetchError,
     HttpSettings,
     Parsed,
     ParseError,
     RawCapture,
-    Skips,
     SourceKind,
     SourceSkipped,
     conform,
-    empty_parsed,
     now_utc,
-    rows_frame,
 )
 from contract.prices import price_reading, tag_foreign_prices
 from contract.redact import contains_secret, redact, redact_bytes
@@ -42,25 +37,7 @@ from contract.redact import contains_secret, redact, redact_bytes
 if TYPE_CHECKING:  # only an annotation here: `gpuprices query` should not pay for importing it
     import httpx
 
-__all__ = [
-    "EXAMPLES_DIR",
-    "GLOBAL_REGION",
-    "PARSED_SCHEMA",
-    "FetchError",
-    "HttpSettings",
-    "ParseError",
-    "Parsed",
-    "RawCapture",
-    "Skips",
-    "Source",
-    "SourceDef",
-    "SourceKind",
-    "SourceSkipped",
-    "conform",
-    "empty_parsed",
-    "now_utc",
-    "rows_frame",
-]
+__all__ = ["EXAMPLES_DIR", "Source", "SourceDef"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,26 +47,16 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import (
     StrategyParser,
     Table,
-    clean_text,
     foreign_currency,
     grid_tables,
     is_hidden,
-    parse_price,
     read_tables,
 )
 

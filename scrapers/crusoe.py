@@ -25,10 +25,12 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
+from contract import HttpSettings, Parsed, RawCapture, Skips
+from contract.prices import clean_text
 from scrapers._neocloud import Layout, json_ld_reader, page_rows, read_price_table
-from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, Table, clean_text, is_hidden, read_tables
+from scrapers.pagekit import StrategyParser, Table, is_hidden, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -44,6 +44,8 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup
 
+from contract import HttpSettings, Parsed, RawCapture, Skips
+from contract.prices import clean_text
 from scrapers._neocloud import (
     Layout,
     is_gpu_name,
@@ -52,9 +54,9 @@ from scrapers._neocloud import (
     page_rows,
     read_price_table,
 )
-from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, clean_text, json_ld_objects, read_tables
+from scrapers.pagekit import StrategyParser, json_ld_objects, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from scrapers.base import EXAMPLES_DIR, RawCapture, Source, _content_type
+from contract import RawCapture
+from scrapers.base import EXAMPLES_DIR, Source, _content_type
 
 __all__ = ["MANIFEST", "DemoSnapshot", "load_snapshots", "replay_dates", "snapshot_capture"]
 

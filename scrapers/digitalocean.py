@@ -53,26 +53,11 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import (
-    StrategyParser,
-    clean_text,
-    count_in_name,
-    foreign_currency,
-    is_hidden,
-    parse_price,
-    read_tables,
-)
+from scrapers.pagekit import StrategyParser, count_in_name, foreign_currency, is_hidden, read_tables
 
 NAME = "digitalocean"
 BASE = "https://www.digitalocean.com"

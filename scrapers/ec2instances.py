@@ -21,9 +21,10 @@ from typing import Any
 import httpx
 import polars as pl
 
+from contract import HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.aws import InstanceGpus, instance_gpus
-from scrapers.base import EXAMPLES_DIR, HttpSettings, ParseError, RawCapture, SourceDef, rows_frame
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 URL = "https://instances.vantage.sh/instances.json"

@@ -35,7 +35,8 @@ from xml.etree import ElementTree
 import httpx
 import polars as pl
 
-from scrapers.base import EXAMPLES_DIR, HttpSettings, ParseError, RawCapture, now_utc
+from contract import HttpSettings, ParseError, RawCapture, now_utc
+from scrapers.base import EXAMPLES_DIR
 from scrapers.http import request
 
 __all__ = [

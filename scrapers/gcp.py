@@ -38,18 +38,17 @@ from typing import Any
 import httpx
 import polars as pl
 
-from scrapers._json import load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
+from contract import (
     FetchError,
     HttpSettings,
     ParseError,
     RawCapture,
-    SourceDef,
     SourceSkipped,
     now_utc,
     rows_frame,
 )
+from scrapers._json import load_json
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 ROOT = "https://cloudbilling.googleapis.com"

@@ -22,7 +22,7 @@ days of run time: pricing `flex` under its own offering, "a3-highgpu-8g (DWS Fle
 price nobody can get on demand; gcp.py skips DWS SKUs, so these rows exist only here).
 Skipped and counted: "N/A" and "-" cells (not offered), cells that hold no price (one spot
 cell holds a machine name, "g2-standard-24-spot"), zero prices, and non-USD prices. Typo
-cells like "$2 .0000" read as 2.0 (pagekit.parse_price). Cells are read by header position:
+cells like "$2 .0000" read as 2.0 (contract.prices.parse_price). Cells are read by header position:
 a row with more or fewer cells than the header (a cell deleted) is skipped whole, so no price
 ever moves into another column (a deleted on-demand cell must not make the Flex-start price
 the on-demand one).
@@ -42,19 +42,12 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.gcp import ACCELERATORS
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, Table, clean_text, parse_price, read_tables
+from scrapers.pagekit import StrategyParser, Table, read_tables
 
 NAME = "gcp-page"
 BASE = "https://cloud.google.com"

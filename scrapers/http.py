@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import httpx
 
+from contract import FetchError, HttpSettings, RawCapture, now_utc
 from contract.redact import contains_secret, redact, redact_bytes
-from scrapers.base import FetchError, HttpSettings, RawCapture, now_utc
 
 # httpcore's DEBUG trace prints every response's headers: a key a server echoes in a header
 # (a Location carrying it) would be logged before we could redact it. Its INFO and up stay.

@@ -33,17 +33,8 @@ from typing import Any
 
 import httpx
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.huggingface_jobs import size_gb
 

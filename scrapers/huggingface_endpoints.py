@@ -33,21 +33,12 @@ from typing import Any
 
 import httpx
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.huggingface_docs import markdown_tables
 from scrapers.huggingface_jobs import size_gb
-from scrapers.pagekit import clean_text, parse_price
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

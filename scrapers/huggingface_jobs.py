@@ -17,16 +17,9 @@ from typing import Any
 import httpx
 import polars as pl
 
+from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceDef,
-    rows_frame,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 URL = "https://huggingface.co/api/jobs/hardware"

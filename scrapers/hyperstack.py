@@ -45,6 +45,8 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup
 
+from contract import HttpSettings, Parsed, RawCapture, Skips
+from contract.prices import clean_text
 from scrapers._neocloud import (
     Layout,
     billing_increment_from,
@@ -53,9 +55,9 @@ from scrapers._neocloud import (
     page_rows,
     read_price_table,
 )
-from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, clean_text, is_hidden, read_tables
+from scrapers.pagekit import StrategyParser, is_hidden, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -20,17 +20,9 @@ from typing import Any
 import httpx
 import polars as pl
 
+from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, SourceSkipped, rows_frame
 from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceDef,
-    SourceSkipped,
-    rows_frame,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 NAME = "lambda"

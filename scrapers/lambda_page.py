@@ -59,24 +59,15 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price, price_unit
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.lambda_api import BILLING_INCREMENT_S
 from scrapers.pagekit import (
     StrategyParser,
     Table,
     badges_say_unavailable,
-    clean_text,
     commitment_term,
     count_in_name,
     foreign_currency,
@@ -85,8 +76,6 @@ from scrapers.pagekit import (
     name_badges,
     no_price_reason,
     offers_of,
-    parse_price,
-    price_unit,
     read_tables,
 )
 

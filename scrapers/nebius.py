@@ -44,6 +44,8 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
+from contract import HttpSettings, Parsed, RawCapture, Skips
+from contract.prices import clean_text
 from scrapers._neocloud import (
     Layout,
     div_grid,
@@ -52,16 +54,9 @@ from scrapers._neocloud import (
     page_rows,
     read_price_table,
 )
-from scrapers.base import EXAMPLES_DIR, HttpSettings, Parsed, RawCapture, Skips, SourceDef
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import (
-    StrategyParser,
-    Table,
-    aria_tables,
-    clean_text,
-    embedded_json_objects,
-    read_tables,
-)
+from scrapers.pagekit import StrategyParser, Table, aria_tables, embedded_json_objects, read_tables
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -34,10 +34,7 @@ from typing import Any
 
 import httpx
 
-from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
-from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
+from contract import (
     GLOBAL_REGION,
     FetchError,
     HttpSettings,
@@ -45,10 +42,12 @@ from scrapers.base import (
     ParseError,
     RawCapture,
     Skips,
-    SourceDef,
     now_utc,
     rows_frame,
 )
+from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
+from scrapers._json import as_float, load_json
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 NAME = "oci"

@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import PurePosixPath
 from typing import IO
 
-from scrapers.base import ParseError, RawCapture
+from contract import ParseError, RawCapture
 
 __all__ = ["split_by_day"]
 

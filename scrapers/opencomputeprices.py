@@ -28,17 +28,10 @@ from typing import Any
 import httpx
 import polars as pl
 
+from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
 from schemas.gpus import UNKNOWN_GPU, load_catalog, normalise_gpu_name
 from scrapers._json import as_float
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceDef,
-    rows_frame,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 RELEASE_PATH = "/thatkavish/OpenComputePrices/releases/download/latest-data/data.tar.gz"

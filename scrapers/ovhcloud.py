@@ -36,18 +36,9 @@ from typing import Any
 
 import httpx
 
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 __all__ = ["SOURCE", "fetch", "parse"]

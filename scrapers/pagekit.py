@@ -14,7 +14,7 @@ ParseError. When none reads the page, the ParseError names every strategy tried,
 layout was recognised but every row on it was skipped, the skips, so a new layout fails
 loudly instead of yielding a guessed number.
 
-Price text is parsed once, by contract.prices.parse_price (re-exported here):
+Price text is parsed once, by contract.prices.parse_price, which every page source imports:
 `parse_price("$2.99 / GPU / hr")` knows the amount, the currency, the period and whether it is
 per GPU or per instance, from the page's own words, and refuses text it cannot read for sure.
 """
@@ -31,29 +31,20 @@ from typing import Any, Literal
 import polars as pl
 from bs4 import BeautifulSoup, Tag
 
+from contract import Parsed, ParseError, RawCapture, Skips
 from contract.prices import (
-    HOURS_PER,
-    PagePrice,
-    Period,
     PriceTextError,
     clean_text,
     parse_price,
-    price_unit,
 )
-from scrapers.base import Parsed, ParseError, RawCapture, Skips
 
 __all__ = [
-    "HOURS_PER",
     "STRATEGY_ORDER",
-    "PagePrice",
-    "Period",
-    "PriceTextError",
     "Strategy",
     "StrategyParser",
     "Table",
     "aria_tables",
     "badges_say_unavailable",
-    "clean_text",
     "commitment_term",
     "count_in_name",
     "data_attribute_elements",
@@ -68,9 +59,7 @@ __all__ = [
     "next_data",
     "no_price_reason",
     "offers_of",
-    "parse_price",
     "parse_with_strategies",
-    "price_unit",
     "read_tables",
     "soup_of",
     "visible",
@@ -87,8 +76,8 @@ def soup_of(raw: RawCapture | str | bytes) -> BeautifulSoup:
 
 
 # --- prices ---------------------------------------------------------------------------------
-# Price text is read by ONE function, contract.prices.parse_price (re-exported here): this
-# module's strategies and every page source call it.
+# Price text is read by ONE function, contract.prices.parse_price: this module's strategies
+# and every page source call it.
 
 _NO_PRICE_WORDS = (("contact", "contact sales"), ("talk to", "contact sales"),
                    ("quote", "contact sales"), ("call us", "contact sales"),

@@ -37,25 +37,15 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import (
     StrategyParser,
-    clean_text,
     commitment_term,
     foreign_currency,
     no_price_reason,
-    parse_price,
     read_tables,
     visible,
 )

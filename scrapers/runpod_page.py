@@ -35,23 +35,14 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, Tag
 
+from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
 from scrapers._neocloud import is_gpu_name
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    ParseError,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import (
     StrategyParser,
     badges_say_unavailable,
-    clean_text,
     data_attribute_elements,
     find_dicts,
     foreign_currency,
@@ -59,7 +50,6 @@ from scrapers.pagekit import (
     name_badges,
     next_data,
     offers_of,
-    parse_price,
 )
 from scrapers.runpod_graphql import FLAG_OFF_SKIP, PLACEHOLDER_PRICE, PLACEHOLDER_SKIP
 

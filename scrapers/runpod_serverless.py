@@ -22,15 +22,8 @@ import httpx
 import polars as pl
 from bs4 import BeautifulSoup
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import foreign_currency
 

@@ -30,19 +30,18 @@ from typing import Any
 import httpx
 import orjson
 
-from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
+from contract import (
     FetchError,
     HttpSettings,
     Parsed,
     ParseError,
     RawCapture,
     Skips,
-    SourceDef,
     now_utc,
     rows_frame,
 )
+from scrapers._json import as_float, load_json
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 __all__ = ["SOURCE", "ZONES", "fetch", "parse"]

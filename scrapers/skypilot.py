@@ -31,18 +31,10 @@ import httpx
 import orjson
 import polars as pl
 
+from contract import FetchError, HttpSettings, ParseError, RawCapture, now_utc, rows_frame
 from schemas.gpus import UNKNOWN_GPU, load_catalog, normalise_gpu_name, spec_of
 from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
-    FetchError,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceDef,
-    now_utc,
-    rows_frame,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 RAW_BASE = "https://raw.githubusercontent.com"

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import orjson
 
-from scrapers.base import RawCapture, Source
+from contract import RawCapture
+from scrapers.base import Source
 from scrapers.skypilot import CLOUDS, CONTAINER_FORMAT
 
 __all__ = ["BlobReader", "CatalogState", "blob_reader", "catalog_states", "state_capture"]

@@ -16,15 +16,9 @@ import httpx
 import msgspec
 import polars as pl
 
+from contract import HttpSettings, ParseError, RawCapture, conform
 from scrapers._json import as_float, load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceDef,
-    conform,
-)
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 URL = "https://console.vast.ai/api/v0/bundles/"

@@ -28,18 +28,11 @@ from typing import Any
 import httpx
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from scrapers.base import (
-    EXAMPLES_DIR,
-    GLOBAL_REGION,
-    HttpSettings,
-    Parsed,
-    RawCapture,
-    Skips,
-    SourceDef,
-    rows_frame,
-)
+from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
-from scrapers.pagekit import StrategyParser, clean_text, is_hidden, parse_price
+from scrapers.pagekit import StrategyParser, is_hidden
 
 NAME = "voltagepark"
 BASE = "https://www.voltagepark.com"

@@ -42,9 +42,7 @@ from typing import Any
 
 import httpx
 
-from scrapers._json import load_json
-from scrapers.base import (
-    EXAMPLES_DIR,
+from contract import (
     GLOBAL_REGION,
     FetchError,
     HttpSettings,
@@ -52,10 +50,11 @@ from scrapers.base import (
     ParseError,
     RawCapture,
     Skips,
-    SourceDef,
     now_utc,
     rows_frame,
 )
+from scrapers._json import load_json
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]

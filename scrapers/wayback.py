@@ -28,7 +28,7 @@ from typing import Literal
 import httpx
 import orjson
 
-from scrapers.base import HttpSettings, ParseError, RawCapture
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers.http import request, with_retries
 
 __all__ = [

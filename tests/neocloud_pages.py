@@ -10,8 +10,8 @@ from types import ModuleType
 import httpx
 import polars as pl
 
+from contract import HttpSettings, RawCapture, Skips
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, RawCapture, Skips
 
 FETCHED = datetime(2026, 3, 2, tzinfo=UTC)
 
@@ -39,6 +39,14 @@ def example(module: ModuleType) -> tuple[pl.DataFrame, str, Skips]:
 def price(frame: pl.DataFrame, offering: str, pricing: str = "on_demand") -> dict[str, object]:
     rows = frame.filter((pl.col("offering") == offering) & (pl.col("pricing") == pricing))
     assert rows.height == 1, (offering, pricing, rows)
+    return rows.row(0, named=True)
+
+
+def announced(frame: pl.DataFrame, offering: str) -> dict[str, object]:
+    """The one announced price (a row with effective_from) of an on-demand offering."""
+    rows = frame.filter((pl.col("offering") == offering) & (pl.col("pricing") == "on_demand")
+                        & pl.col("effective_from").is_not_null())
+    assert rows.height == 1, (offering, rows)
     return rows.row(0, named=True)
 
 

@@ -24,6 +24,7 @@ from typing import Literal
 import duckdb
 import polars as pl
 
+from contract import ParseError, RawCapture, Skips
 from schemas.gpus import UNKNOWN_GPU
 from schemas.observation import (
     OBSERVATION_SCHEMA,
@@ -39,7 +40,7 @@ from schemas.screens import (
     provider_gates,
     reserved_without_term,
 )
-from scrapers.base import ParseError, RawCapture, Skips, Source
+from scrapers.base import Source
 from warehouse.append import (
     ScrapeRecord,
     append_batch,

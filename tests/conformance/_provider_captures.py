@@ -7,8 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture, SourceDef
+from scrapers.base import SourceDef
 from tests.conftest import CAPTURES, shared_file
 
 FETCHED_AT = datetime(2026, 1, 1, tzinfo=UTC)

@@ -9,9 +9,9 @@ so nothing is stored.
 
 from __future__ import annotations
 
+from contract import RawCapture, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import ec2instances
-from scrapers.base import RawCapture, now_utc
 from tests.conftest import shared_file
 
 

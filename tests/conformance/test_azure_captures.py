@@ -14,9 +14,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from contract import RawCapture, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import azure
-from scrapers.base import RawCapture, now_utc
 from tests.conftest import shared_file
 
 

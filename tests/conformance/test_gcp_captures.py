@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from contract import ParseError, RawCapture, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import gcp
-from scrapers.base import ParseError, RawCapture, now_utc
 from tests.conftest import shared_file
 
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture
 from scrapers.huggingface_docs import SOURCES
 from scrapers.huggingface_jobs import SOURCE as JOBS
 from tests.conftest import shared_file

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import lambda_page
-from scrapers.base import RawCapture
 from tests.conftest import CAPTURES, shared_file
 
 TABS = (("8x", 5), ("4x", 4), ("2x", 4), ("1x", 9))
@@ -109,7 +109,7 @@ def test_the_capture_itself_is_not_accepted_as_a_page() -> None:
     path = shared_file("captures", "lambda-page", "scraped_lambda_ai_pricing_table_2026-02-11.csv")
     raw = RawCapture(source="lambda-page", url=lambda_page.URL,
                      fetched_at=datetime(2026, 2, 11, tzinfo=UTC), body=path.read_bytes())
-    from scrapers.base import ParseError
+    from contract import ParseError
 
     with pytest.raises(ParseError, match="third-party scraper's CSV"):
         lambda_page.SOURCE.parse(raw)

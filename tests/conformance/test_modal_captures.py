@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture
 from scrapers.modal import SOURCE
 from tests.conftest import CAPTURES, shared_file
 

@@ -55,10 +55,10 @@ def test_2026_page_before_the_announced_date() -> None:
     }
     announced = {r["offering"]: r["price_usd_per_hour"] for r in frame.filter(
         frame["effective_from"] == EFFECTIVE).iter_rows(named=True)}
-    assert announced == {"NVIDIA HGX B300 (from 2026-10-01)": 9.50,
-                         "NVIDIA HGX B200 (from 2026-10-01)": 8.50,
-                         "NVIDIA HGX H200 (from 2026-10-01)": 5.40,
-                         "NVIDIA HGX H100 (from 2026-10-01)": 4.50}
+    assert announced == {"NVIDIA HGX B300": 9.50,
+                         "NVIDIA HGX B200": 8.50,
+                         "NVIDIA HGX H200": 5.40,
+                         "NVIDIA HGX H100": 4.50}  # same offering, dated
     assert set(frame["gpu_count"]) == {1.0}  # per GPU-hour: a 1-GPU offering
     assert skipped["announced price unchanged"] == 3  # RTX PRO 6000 and both L40S
     assert skipped["spot floor (dynamic price, not today's)"] == 5

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapers.base import RawCapture
+from contract import RawCapture
 from scrapers.oci import SOURCE, parse
 from tests.conformance._provider_captures import FETCHED_AT, capture_files, good_rows, one
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
 from schemas.screens import ScreenContext
-from scrapers.base import RawCapture
 from scrapers.opencomputeprices import SOURCE
 from tests.conftest import CAPTURES, shared_file
 

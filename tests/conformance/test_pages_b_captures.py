@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate_guarded
 from scrapers import huggingface_docs, runpod_graphql
-from scrapers.base import RawCapture
 from scrapers.registry import all_sources
 from tests.conftest import shared_file
 

@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import paperspace
-from scrapers.base import RawCapture
 from tests.conftest import shared_file
 
 

@@ -24,9 +24,9 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
+from contract import ParseError, RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import runpod_graphql, runpod_page, runpod_serverless
-from scrapers.base import ParseError, RawCapture
 from tests.conftest import shared_file
 
 

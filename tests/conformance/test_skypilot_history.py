@@ -17,8 +17,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture
 from scrapers.skypilot import SOURCE, parse_vms_csv
 from tests.conftest import HISTORY, shared_file
 from warehouse.connection import connect

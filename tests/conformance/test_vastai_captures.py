@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture
 from scrapers.vastai import SOURCE
 from tests.conftest import CAPTURES, shared_file
 

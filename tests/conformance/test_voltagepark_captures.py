@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapers.base import RawCapture
+from contract import RawCapture
 from scrapers.voltagepark import PARSER, SOURCE
 from tests.conformance._provider_captures import FETCHED_AT, capture_files, good_rows, one
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from contract import HttpSettings
 from contract.settings import Settings
-from scrapers.base import HttpSettings, SourceDef
+from scrapers.base import SourceDef
 from scrapers.registry import all_sources, secret_names
 from tests.faults.server import FAULTS, FaultServer, running
 

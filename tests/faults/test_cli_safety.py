@@ -11,8 +11,8 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+from contract import RawCapture
 from gpuprices.cli import app
-from scrapers.base import RawCapture
 from warehouse.archive import archive, archive_path, read_archived
 
 HOSTILE = [

@@ -25,8 +25,8 @@ import duckdb
 import psutil
 import pytest
 
+from contract import FetchError
 from flows.refresh import run_refresh
-from scrapers.base import FetchError
 from scrapers.http import MAX_BACKOFF_S, backoff_s, with_retries
 from scrapers.registry import all_sources
 from tests.faults.conftest import CLIENT_TIMEOUT_S, SEED_RUN_ID, fault_settings

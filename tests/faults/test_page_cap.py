@@ -18,10 +18,10 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from contract import FetchError
 from contract.settings import load_settings
 from flows.refresh_work import run_refresh
 from gpuprices.cli import app
-from scrapers.base import FetchError
 from scrapers.registry import get_source
 from tests.faults.hostile_http import Received, repeat, scripted
 

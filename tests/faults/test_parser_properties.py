@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from contract import ParseError, RawCapture
 from schemas.observation import OBSERVATION_SCHEMA, to_observations, validate
-from scrapers.base import ParseError, RawCapture, Source
+from scrapers.base import Source
 from scrapers.registry import all_sources
 from tests.faults.payloads import _JSONP, kind_of
 from warehouse.connection import connect

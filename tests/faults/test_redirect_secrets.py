@@ -17,9 +17,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from contract import FetchError, HttpSettings
 from contract.settings import Settings
 from flows.refresh_work import run_refresh
-from scrapers.base import FetchError, HttpSettings
 from scrapers.registry import all_sources
 from tests.faults.hostile_http import Answer, Received, scripted
 from tests.faults.test_secrets import archive_text, warehouse_text

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
+from contract import RawCapture
 from flows.reparse import reparse
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture
 from scrapers.registry import get_source
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ingest

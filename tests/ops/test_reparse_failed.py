@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 import flows.reparse
+from contract import RawCapture
 from gpuprices.cli import app
-from scrapers.base import RawCapture, SourceDef
+from scrapers.base import SourceDef
 from scrapers.registry import all_sources, get_source
 from warehouse.connection import open_warehouse
 from warehouse.ingest import ingest

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from contract import FetchError, HttpSettings, ParseError, RawCapture, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import aws
-from scrapers.base import FetchError, HttpSettings, ParseError, RawCapture, now_utc
 
 EXAMPLE = aws.SOURCE.example
 REPO = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ import httpx
 import orjson
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import aws_spot
-from scrapers.base import HttpSettings, ParseError, RawCapture, now_utc
 
 
 def _raw(body: bytes) -> RawCapture:

@@ -6,9 +6,9 @@ import httpx
 import orjson
 import pytest
 
+from contract import FetchError, HttpSettings, ParseError, RawCapture, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import azure
-from scrapers.base import FetchError, HttpSettings, ParseError, RawCapture, now_utc
 
 EXAMPLE = azure.SOURCE.example
 

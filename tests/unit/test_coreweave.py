@@ -17,9 +17,9 @@ import httpx
 import polars as pl
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import coreweave
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 2, 11, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from scrapers.base import RawCapture
+from contract import RawCapture
 from scrapers.registry import all_sources
 from warehouse.append import SourceInfo, register_sources
 from warehouse.connection import connect

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from contract import ParseError
 from scrapers import crusoe
-from scrapers.base import ParseError
 from tests.neocloud_pages import capture, example, fetched_url, price, read
 
 TABLE_2025 = """<html><body><h2>On-demand, spot and reserved GPU pricing</h2>

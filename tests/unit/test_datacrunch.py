@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from contract import ParseError
 from scrapers import datacrunch
-from scrapers.base import ParseError
 from tests.neocloud_pages import capture, example, fetched_url, price, read
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pages" / "datacrunch"

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import digitalocean
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2025, 7, 7, tzinfo=UTC)
 

@@ -12,8 +12,8 @@ import httpx
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import ecb
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ecb"
 HISTORY_CSV = FIXTURES / "eurofxref-hist_2026-11.csv"

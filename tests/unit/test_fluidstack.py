@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from contract import ParseError
 from scrapers import fluidstack
-from scrapers.base import ParseError
 from tests.neocloud_pages import capture, example, fetched_url, price, read
 
 COMPONENTS_2023 = """<html><body><h2>GPU pricing</h2>

@@ -13,10 +13,10 @@ import duckdb
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from flows.fx_rates import backfill_rates, held_for_rates, land_rates, refresh_rates
 from schemas.fx import NO_NATIVE_PRICE, Rate, convert, no_rate_reason
 from scrapers import ecb, scaleway
-from scrapers.base import RawCapture
 from warehouse.connection import connect
 from warehouse.fx import convert_batch, rates_for, store_rates
 from warehouse.ingest import ingest

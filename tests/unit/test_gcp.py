@@ -6,16 +6,9 @@ import httpx
 import orjson
 import pytest
 
+from contract import FetchError, HttpSettings, ParseError, RawCapture, SourceSkipped, now_utc
 from schemas.observation import to_observations, validate
 from scrapers import gcp
-from scrapers.base import (
-    FetchError,
-    HttpSettings,
-    ParseError,
-    RawCapture,
-    SourceSkipped,
-    now_utc,
-)
 
 EXAMPLE = gcp.SOURCE.example
 KEY = "AIza-test-key-123"

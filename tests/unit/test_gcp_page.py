@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import gcp_page
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 3, 1, tzinfo=UTC)
 HEADERS = ("Machine type", "GPU", "Components", "Price (USD)", "DWS Flex-start price (USD)",

@@ -13,9 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.gpus import UNKNOWN_GPU, catalog_frame, load_catalog, normalise_gpu_name
 from schemas.observation import to_observations
-from scrapers.base import RawCapture, Source
+from scrapers.base import Source
 from scrapers.registry import all_sources
 from tests.conftest import CAPTURES, HISTORY
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from scrapers.base import FetchError, HttpSettings
+from contract import FetchError, HttpSettings
 from scrapers.http import backoff_s, request
 
 

@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, ParseError, RawCapture
 from scrapers.huggingface_docs import SOURCES as DOC_SOURCES
 from scrapers.huggingface_docs import flavor_of
 from scrapers.huggingface_jobs import SOURCE as JOBS

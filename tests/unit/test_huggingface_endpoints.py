@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import huggingface_endpoints as endpoints
-from scrapers.base import HttpSettings, ParseError, RawCapture
 from scrapers.huggingface_docs import SOURCES as DOC_SOURCES
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pages" / "huggingface-endpoints"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from contract import ParseError
 from scrapers import hyperstack
-from scrapers.base import ParseError
 from tests.neocloud_pages import capture, example, fetched_url, price, read
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pages" / "hyperstack"

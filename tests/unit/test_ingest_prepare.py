@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapers.base import RawCapture
+from contract import RawCapture
 from scrapers.vastai import SOURCE
 from warehouse.connection import connect
 from warehouse.ingest import ingest, land, prepare

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import polars as pl
 
+from contract import RawCapture, rows_frame
 from schemas.invariants import broken_invariants, suspect_layout
 from schemas.observation import to_observations, validate_guarded
-from scrapers.base import EXAMPLES_DIR, RawCapture, SourceDef, rows_frame
+from scrapers.base import EXAMPLES_DIR, SourceDef
 from warehouse.connection import connect
 from warehouse.ingest import ingest
 

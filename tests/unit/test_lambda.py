@@ -16,9 +16,9 @@ import httpx
 import polars as pl
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture, SourceSkipped
 from schemas.observation import to_observations
 from scrapers import lambda_api, lambda_page
-from scrapers.base import HttpSettings, ParseError, RawCapture, SourceSkipped
 from tests.recorder import Recorder
 
 FETCHED = datetime(2026, 2, 11, tzinfo=UTC)

@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, ParseError, RawCapture
 from scrapers.modal import SOURCE, URL, fetch
 
 WHEN = datetime(2025, 6, 12, 3, 0, tzinfo=UTC)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from contract import ParseError
 from scrapers import nebius
-from scrapers.base import ParseError
+from tests.neocloud_pages import announced as announced_price
 from tests.neocloud_pages import capture, example, fetched_url, price, read
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "pages" / "nebius"
@@ -31,10 +32,10 @@ def test_example_per_gpu_hour_prices_before_the_announced_date() -> None:
     assert strategy == "table"
     in_force = frame.filter(frame["effective_from"].is_null())
     assert in_force.height == 5
-    h100 = price(frame, "NVIDIA HGX H100")
+    h100 = price(in_force, "NVIDIA HGX H100")
     assert (h100["gpu_model"], h100["gpu_count"], h100["price_usd_per_hour"]) == (
         "H100 SXM", 1.0, 2.95)
-    assert price(frame, "NVIDIA L40S with Intel CPU")["gpu_model"] == "L40S"
+    assert price(in_force, "NVIDIA L40S with Intel CPU")["gpu_model"] == "L40S"
     assert skipped["contact sales"] == 2  # GB200 NVL72: its on-demand and announced cells
 
 
@@ -43,9 +44,11 @@ def test_announced_prices_are_stored_with_their_date_beside_the_price_in_force()
     announced = frame.filter(frame["effective_from"].is_not_null())
     assert set(announced["effective_from"]) == {ANNOUNCED}
     assert set(announced["pricing"]) == {"on_demand"}
-    h100 = price(frame, f"NVIDIA HGX H100 (from {ANNOUNCED.isoformat()})")
+    # the same offering as the price in force, dated: the warehouse switches on that day
+    h100 = announced_price(frame, "NVIDIA HGX H100")
     assert h100["price_usd_per_hour"] == 3.40 and h100["gpu_model"] == "H100 SXM"
-    assert announced.height == 3  # B200, H200, H100: each its own offering
+    assert frame.filter(frame["offering"] == "NVIDIA HGX H100").height == 2
+    assert announced.height == 3  # B200, H200, H100
     assert skipped["announced price unchanged"] == 1  # L40S: the same amount announced
 
 
@@ -80,13 +83,12 @@ def test_2026_page_state_as_escaped_json() -> None:
     body = (FIXTURES / "embedded_json_2026.html").read_bytes()
     frame, strategy, skipped = read(nebius, body, fetched=datetime(2026, 8, 22, tzinfo=UTC))
     assert strategy == "embedded-json"
-    b200 = price(frame, "NVIDIA HGX B200")
+    b200 = price(frame.filter(frame["effective_from"].is_null()), "NVIDIA HGX B200")
     assert (b200["gpu_model"], b200["gpu_count"], b200["price_usd_per_hour"]) == (
         "B200", 1.0, 7.10)
     assert price(frame, "NVIDIA HGX B200", "spot")["price_usd_per_hour"] == 3.90
-    announced = price(frame, "NVIDIA HGX B200 (from 2026-10-01)")
-    assert (announced["price_usd_per_hour"], announced["effective_from"]) == (
-        8.40, date(2026, 10, 1))
+    later = announced_price(frame, "NVIDIA HGX B200")
+    assert (later["price_usd_per_hour"], later["effective_from"]) == (8.40, date(2026, 10, 1))
     assert skipped["announced price unchanged"] == 2  # RTX PRO 6000 and L40S: same amount
     assert skipped["spot floor (dynamic price, not today's)"] == 1  # "from $0.70"
     assert not frame["offering"].str.contains("EPYC|Filesystem").any()

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import oci
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 10, 1, tzinfo=UTC)
 

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, ParseError, RawCapture
 from scrapers.opencomputeprices import SOURCE, provider_id
 
 HEADER = SOURCE.example.read_text(encoding="utf-8").splitlines()[0]

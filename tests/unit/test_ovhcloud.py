@@ -12,8 +12,8 @@ import httpx
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import ovhcloud
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 8, 22, tzinfo=UTC)
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from contract import ParseError, RawCapture
 from schemas.observation import to_observations
 from scrapers import lambda_page, paperspace, runpod_graphql, runpod_page
-from scrapers.base import ParseError, RawCapture
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
 

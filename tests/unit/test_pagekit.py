@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
-from scrapers.base import Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract import Parsed, ParseError, RawCapture, Skips, rows_frame
+from contract.prices import clean_text, parse_price, price_unit
 from scrapers.pagekit import (
     StrategyParser,
     badges_say_unavailable,
-    clean_text,
     commitment_term,
     count_in_name,
     data_attribute_elements,
@@ -21,9 +21,7 @@ from scrapers.pagekit import (
     name_badges,
     next_data,
     offers_of,
-    parse_price,
     parse_with_strategies,
-    price_unit,
     read_tables,
     soup_of,
 )

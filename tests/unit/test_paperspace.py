@@ -24,9 +24,9 @@ import httpx
 import polars as pl
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import paperspace
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 3, 22, tzinfo=UTC)
 

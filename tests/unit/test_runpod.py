@@ -20,8 +20,8 @@ import httpx
 import polars as pl
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import runpod_graphql, runpod_page, runpod_serverless
-from scrapers.base import HttpSettings, ParseError, RawCapture
 from tests.recorder import Recorder
 
 FETCHED = datetime(2025, 6, 21, tzinfo=UTC)

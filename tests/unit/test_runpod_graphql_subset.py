@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 import polars as pl
 import pytest
 
+from contract import RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import runpod_graphql
-from scrapers.base import RawCapture
 
 
 def _raw(types: list[dict[str, object]]) -> RawCapture:

@@ -11,8 +11,8 @@ import httpx
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import scaleway
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 10, 1, tzinfo=UTC)
 GIB = 1024 ** 3

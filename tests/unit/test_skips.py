@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from contract import Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers import lambda_page, modal, paperspace, runpod_page
-from scrapers.base import Parsed, ParseError, RawCapture, Skips, SourceDef, rows_frame
+from scrapers.base import SourceDef
 from scrapers.pagekit import no_price_reason
 
 FETCHED = datetime(2026, 3, 2, tzinfo=UTC)

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 import respx
 
+from contract import FetchError, HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import FetchError, HttpSettings, ParseError, RawCapture
 from scrapers.skypilot import CLOUDS, SOURCE, fetch, infer_cloud, parse, parse_vms_csv
 
 WHEN = datetime(2025, 6, 12, 3, 0, tzinfo=UTC)

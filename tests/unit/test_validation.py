@@ -10,8 +10,9 @@ import duckdb
 import polars as pl
 import pytest
 
+from contract import RawCapture, rows_frame
 from schemas.observation import to_observations, validate
-from scrapers.base import RawCapture, SourceDef, rows_frame
+from scrapers.base import SourceDef
 from warehouse.connection import connect
 from warehouse.ingest import ingest
 

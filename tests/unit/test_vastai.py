@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 import respx
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
-from scrapers.base import HttpSettings, ParseError, RawCapture
 from scrapers.vastai import SOURCE, URL, fetch, parse
 
 WHEN = datetime(2025, 6, 12, 3, 0, tzinfo=UTC)

@@ -10,8 +10,8 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from bench.inflate import inflate_vastai
+from contract import RawCapture, rows_frame
 from scrapers._json import as_float
-from scrapers.base import RawCapture, rows_frame
 from scrapers.vastai import SOURCE, parse
 
 

@@ -7,8 +7,8 @@ import orjson
 import pytest
 from polars.testing import assert_frame_equal
 
+from contract import ParseError
 from scrapers import vastai
-from scrapers.base import ParseError
 from tests.unit.test_vastai_columnar import _raw, row_by_row
 
 OFFERS = [

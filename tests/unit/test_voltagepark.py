@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from scrapers import voltagepark
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2025, 7, 12, tzinfo=UTC)
 

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
+from contract import HttpSettings, ParseError, RawCapture
 from schemas.observation import to_observations, validate
 from scrapers import voltagepark, voltagepark_api
-from scrapers.base import HttpSettings, ParseError, RawCapture
 
 FETCHED = datetime(2026, 8, 22, tzinfo=UTC)
 

@@ -11,8 +11,9 @@ from typing import Any
 import duckdb
 import pytest
 
+from contract import RawCapture, rows_frame
 from schemas.observation import batch_rejection
-from scrapers.base import RawCapture, SourceDef, rows_frame
+from scrapers.base import SourceDef
 from warehouse.append import SourceInfo, register_sources
 from warehouse.archive import archive_path, read_archived
 from warehouse.connection import connect, connect_read_only, migrations

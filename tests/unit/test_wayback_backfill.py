@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from contract import HttpSettings
 from flows.backfill import backfill_wayback
-from scrapers.base import HttpSettings
 from scrapers.registry import get_source
 from scrapers.wayback import ArchiveClient, ArchivedCapture, Pacer, parse_cdx, pick_every
 from tests.archive_server import Archive, Snapshot, serve_archive
