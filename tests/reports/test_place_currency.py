@@ -243,3 +243,24 @@ def test_a_day_without_a_rate_is_held_out_with_its_reason(tmp_path: Path) -> Non
     result = runner.invoke(app, ["cheapest", "--currency", "EUR", "-w", str(path)])
     assert result.exit_code == 1
     assert no_rate_reason("EUR", now.date()) in result.output
+
+
+def test_a_series_in_euros_names_each_days_rate_in_its_footnote(
+        con: duckdb.DuckDBPyConnection) -> None:
+    from gpuprices.money import Money
+
+    add_rate(con, date(2026, 11, 18), "USD", 1.1664)
+    add_rate(con, date(2026, 11, 20), "USD", 1.1690)
+    money = Money.of("EUR")
+    days = [date(2026, 11, 18), date(2026, 11, 21), date(2026, 11, 30)]
+    points = money.convert(con, pl.DataFrame({"day": days, "usd_per_gpu_hour": [2.3328] * 3}),
+                           day_column="day")
+    assert points["usd_per_gpu_hour"].to_list() == [
+        pytest.approx(2.0), pytest.approx(2.3328 / 1.1690), None]
+    assert money.footnote().splitlines() == [
+        "amounts in EUR, each at the ECB rate of the day shown:",
+        "  2026-11-18: 1 EUR = 1.1664 USD, the ECB reference rate of 2026-11-18",
+        "  2026-11-21: 1 EUR = 1.169 USD, the ECB reference rate of 2026-11-20",
+        f"  2026-11-30: {no_rate_reason('EUR', date(2026, 11, 30))} (held out: no amount)"]
+    assert money.label("usd_per_gpu_hour") == "eur_per_gpu_hour"
+    assert money.label("market $/GPU-hour") == "market EUR/GPU-hour"
