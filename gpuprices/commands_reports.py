@@ -137,6 +137,8 @@ def cheapest(
         now, gpu_models=gpu_models, min_vram_gb=min_vram, tier=chosen_tier,
         providers=provider, include_unavailable=include_unavailable, in_stock=in_stock),
         where, money)
+    if fmt is Format.table:  # `stock` says it for a terminal; csv and json keep all three
+        frame = frame.drop("available", "gpus_available")
     money.show(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match"
                + (f", {where.describe()}" if not where.everywhere else "")
                + (", in stock" if in_stock else "") + ")")
