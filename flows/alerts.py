@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -27,5 +28,5 @@ def alerts_after_refresh(warehouse: str | Path, env: Mapping[str, str] | None = 
             return check_alerts(con, config)
     except Exception as exc:
         log.warning("alerts not checked: %s: %s", type(exc).__name__, exc)
-        print(f"alerts not checked: {exc}")
+        print(f"alerts not checked: {exc}", file=sys.stderr)
         return []

@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import re
 import sys
+from typing import Annotated
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -21,11 +21,13 @@ from gpuprices import (
     commands_data,
     commands_history,
     commands_market,
+    commands_mcp,
     commands_ops,
     commands_reports,
     commands_stock,
 )
 from gpuprices.options import fail
+from gpuprices.output import set_wide
 
 # What a full disk, a read-only file system or a file size limit says (OSError or DuckDB).
 _IO_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EFBIG, errno.EDQUOT, errno.EACCES, errno.EPERM}
@@ -48,20 +50,37 @@ def _io_failure(exc: BaseException) -> str | None:
     return None
 
 
+def _take_wide(args: list[str]) -> list[str]:
+    """`--wide` anywhere before `--` (after any command too): tables show every column
+    whole (gpuprices.output); the flag is taken out before the commands parse."""
+    cut = args.index("--") if "--" in args else len(args)
+    wide = "--wide" in args[:cut]
+    set_wide(wide)
+    return [a for i, a in enumerate(args) if not (wide and i < cut and a == "--wide")]
+
+
 class Commands(TyperGroup):
-    """Every command's door for one-line errors: a setting out of range (exit 2), a file that
-    cannot be written, or a write the file system refused (full disk, read-only: exit 1)
+    """Every command's door for one-line errors: a setting or an input out of range (exit 2),
+    a file that cannot be written, or a write the file system refused (full disk, read-only:
+    exit 1), a warehouse that cannot be read, or a question without an answer (exit 1)
     prints `error: ...`, no traceback."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _take_wide(args))  # type: ignore[arg-type]
+
+    def invoke(self, ctx: typer.Context) -> object:
         from contract.files import FileWriteError
         from contract.settings import SettingsError
+        from gpuprices.errors import GpupricesError
+        from warehouse.errors import WarehouseError
 
         try:
             return super().invoke(ctx)
         except SettingsError as exc:
             raise fail(str(exc), 2) from None
-        except FileWriteError as exc:
+        except GpupricesError as exc:
+            raise fail(str(exc), exc.exit_code) from None
+        except (FileWriteError, WarehouseError) as exc:
             raise fail(str(exc)) from None
         except Exception as exc:
             message = _io_failure(exc)
@@ -79,8 +98,27 @@ app = typer.Typer(
     add_completion=False,
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from gpuprices import __version__
+
+        typer.echo(f"gpuprices {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="tables show every column, whole (default: they fit the terminal); "
+        "also accepted after any command")] = False,
+) -> None:
+    """Where GPU compute is cheapest today: scrape, store, compare."""
+
+
 for commands in (commands_data, commands_reports, commands_stock, commands_ops, commands_market,
-                 commands_history, commands_board):
+                 commands_history, commands_board, commands_mcp):
     commands.register(app)
 
 

@@ -24,7 +24,6 @@ from gpuprices.options import (
     in_range,
     place,
     prepare_prefect,
-    prices,
     read_warehouse,
     use_prefect,
 )
@@ -211,39 +210,31 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
     successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
     import polars as pl
 
-    from scrapers.registry import all_sources
+    from gpuprices import api
 
-    registry = pl.DataFrame(
-        [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
-          "url": s.url} for s in all_sources().values()]
-    )
-    from warehouse.connection import WarehouseError, check_warehouse_file
-
-    settings = load_settings(warehouse=warehouse)
-    try:
-        check_warehouse_file(settings.warehouse)  # a missing file is fine: never run
-    except WarehouseError as exc:
-        raise fail(str(exc)) from None
-    status = None
-    if settings.warehouse.exists():
-        with read_warehouse(settings.warehouse) as con:
-            status = con.execute(
-                "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
-                "last_status, stale, quarantined_last_parse, screened_last_parse, unknown_gpus, "
-                "skipped_last_parse, last_error FROM source_status").pl()
-    if status is None or status.height == 0:
-        frame = registry.with_columns(pl.lit("never run").alias("last_status"))
-    else:
-        frame = registry.join(status, on="source", how="left").with_columns(
-            pl.col("last_status").fill_null("never run"))
-    print_frame(frame, fmt, title="sources")
+    frame = api.sources(warehouse)
+    if fmt is Format.table:  # what fits a terminal; csv and json keep every column
+        frame = frame.select(
+            "source", pl.col("last_status").alias("status"),
+            *(pl.col(c) for c in ("stale", "latest_rows", "last_success_at",
+                                  "quarantined_last_parse", "skipped_last_parse", "last_error",
+                                  "kind", "url") if c in frame.columns))
+        frame = frame.rename({"latest_rows": "rows", "last_success_at": "last success",
+                              "quarantined_last_parse": "quarantined",
+                              "skipped_last_parse": "skipped"}, strict=False)
+    print_frame(frame, fmt, title="sources",
+                priority=("source", "status", "stale", "rows", "last success", "quarantined",
+                          "skipped", "last_error"))
 
 
 def _progress_handler(total: int) -> tuple[logging.Handler, object]:
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    # stderr: stdout holds the summary only (one JSON document with -f json)
     progress = Progress(TextColumn("refresh"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.description}"), transient=False)
+                        TextColumn("{task.description}"), transient=False,
+                        console=Console(stderr=True))
     task_id = progress.add_task("", total=total)
 
     class Handler(logging.Handler):
@@ -324,24 +315,26 @@ def print_summary(warehouse: Path, fmt: Format = Format.table,
                   pricing: tuple[str, ...] | None = None, where: Place | None = None,
                   currency: str | None = None) -> None:
     """Rows per source in the last run, unknown GPU names, the cheapest offer per tier (in
-    `where`, amounts in `currency`)."""
+    `where`, amounts in `currency`; one JSON object with a key for each, with -f json)."""
+    from gpuprices import api
     from gpuprices.money import Money
-    from reports.market.rankings import top_per_tier
-    from reports.queries import rows_per_source, unknown_gpus
 
-    money = Money.of(currency)
-    with prices(warehouse, pricing or DEFAULT_PRICING, where=where) as now:
-        print_frame(rows_per_source(now.con), fmt, title="rows per source (last refresh)")
-        unknown = unknown_gpus(now.con)
-        if unknown.height or fmt is not Format.table:
-            print_frame(unknown, fmt, title="GPU names not in the catalog (rows quarantined)")
-        else:
-            typer.echo("GPU names not in the catalog: none")
-        ranked = money.convert(now.con, top_per_tier(now, per_tier=1).drop("rank"),
-                               day=now.day)
-    shown = f"{', '.join(now.pricing)}" + (f"; {now.place.describe()}"
-                                           if not now.place.everywhere else "")
-    money.show(ranked, fmt, title=f"cheapest comparable offer per GPU tier ({shown})")
+    chosen, money = pricing or DEFAULT_PRICING, Money.of(currency)
+    tables = api.summary(chosen, warehouse, region=where.regions if where else None,
+                         geo=where.geos if where else None, currency=money.code)
+    unknown = tables["unknown_gpus"]
+    sections = [("rows_per_source", "rows per source (last refresh)",
+                 tables["rows_per_source"])]
+    if unknown.height or fmt is not Format.table:
+        sections.append(("unknown_gpus", "GPU names not in the catalog (rows quarantined)",
+                         unknown))
+    shown = ", ".join(chosen) + (f"; {where.describe()}" if where and not where.everywhere
+                                 else "")
+    sections.append(("cheapest_per_tier", f"cheapest comparable offer per GPU tier ({shown})",
+                     money.seen(tables["cheapest_per_tier"], day=datetime.now(UTC).date())))
+    if fmt is Format.table and not unknown.height:
+        typer.echo("GPU names not in the catalog: none")
+    money.show_frames(sections, fmt)
 
 
 def summary(pricing: PricingOpt = None, region: RegionOpt = None, geo: GeoOpt = None,

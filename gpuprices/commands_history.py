@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from contract.settings import load_settings
+from gpuprices.inputs import HISTORY_DAYS, LIMIT
 from gpuprices.money import Money
 from gpuprices.options import (
     CurrencyOpt,
@@ -30,9 +31,7 @@ from gpuprices.options import (
     day_option,
     fail,
     in_range,
-    models,
     place,
-    read_warehouse,
     writable_warehouse,
 )
 from gpuprices.output import Format, print_frame
@@ -289,7 +288,8 @@ def examples(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> N
 
 def history(
     gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
-    days: Annotated[int, typer.Option(callback=in_range(1, 3660), help="days of history")] = 90,
+    days: Annotated[int, typer.Option(callback=in_range(*HISTORY_DAYS),
+                                      help="days of history")] = 90,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
     region: RegionOpt = None,
@@ -303,32 +303,29 @@ def history(
     (today's point is what `cheapest` answers now; --currency: each day at its own rate)."""
     import polars as pl
 
+    from gpuprices import api
     from reports.charts import plot_daily, sparkline
-    from reports.market.history import series_points
 
-    gpu_models = models([gpu]) or []
-    now = datetime.now(UTC)
-    until = now.date()
-    since = until - timedelta(days=days)
     where, money = place(region, geo), Money.of(currency)
-    with read_warehouse(warehouse) as con:
-        points = series_points(con, gpu_models, since=since, until=until,
-                               pricing=pricing, providers=provider, now=now,  # type: ignore[arg-type]
-                               place=where)
-        if points.height == 0:
-            raise fail(f"no {gpu} prices in the last {days} days"
-                       + (f" ({where.describe()})" if not where.everywhere else ""))
-        points = money.convert(con, points, day_column="day")
+    points = money.seen(api.history(gpu, days=days, provider=provider, pricing=pricing,
+                                    region=where.regions, geo=where.geos,
+                                    currency=money.code, warehouse=warehouse),
+                        day_column="day")
     shown = ", ".join([*(pricing or ()), *([where.describe()] if not where.everywhere else [])])
     money.show(points, fmt, title=f"cheapest {gpu} per day ({shown})")
-    values = points["usd_per_gpu_hour"].drop_nulls().to_list()
+    values = points[money.label(POINT)].drop_nulls().to_list()
     if fmt is Format.table and values:
         typer.echo(money.label(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} "
                                "per GPU-hour"))
     if plot is not None:
-        series = points.select(pl.lit(gpu).alias("series"), "day", "usd_per_gpu_hour")
+        series = points.select(pl.lit(gpu).alias("series"), "day",
+                               pl.col(money.label(POINT)).alias("usd_per_gpu_hour"))  # plot_daily
         plot_daily(series, plot, title=money.label(f"Cheapest {gpu} $/GPU-hour per day"))
         typer.echo(f"chart: {plot}", err=True)
+
+
+# The price column of a history point (the naming rule: <what>_usd_per_gpu_hour).
+POINT = "price_usd_per_gpu_hour"
 
 
 def changes(
@@ -340,27 +337,33 @@ def changes(
     region: RegionOpt = None,
     geo: GeoOpt = None,
     currency: CurrencyOpt = None,
-    limit: Annotated[int, typer.Option(callback=in_range(1, 10_000), help="rows to show")] = 50,
+    limit: Annotated[int, typer.Option(callback=in_range(*LIMIT), help="rows to show")] = 50,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Moves of current prices since a day (the source that speaks for each offering): old ->
     new, %, date, provider, offering (newest first; --currency: at the rate of the move's
     day)."""
-    from reports.market.history import price_moves
+    from gpuprices import api
 
-    gpu_models = models(gpu)
     where, money = place(region, geo), Money.of(currency)
-    with read_warehouse(warehouse) as con:
-        moves = price_moves(con, since=since.date(), gpu_models=gpu_models, providers=provider,
-                            pricing=pricing, place=where)  # type: ignore[arg-type]
-        moves = money.convert(con, moves, day_column="changed_on")
+    moves = money.seen(api.changes(since.date(), gpu=gpu, provider=provider, pricing=pricing,
+                                   region=where.regions, geo=where.geos, currency=money.code,
+                                   limit=LIMIT.high, warehouse=warehouse),
+                       day_column="changed_on")
+    columns = [money.label(c) for c in MOVE_COLUMNS]
     shown = moves if fmt is not Format.table else moves.select(
         "changed_on", "provider", "offering", "region", "pricing", "gpu_model",
-        "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "pct_change", "previous_day")
+        *columns, "pct_change", "previous_day")
     money.show(shown.head(limit), fmt,
                title=f"price moves since {since.date()} ({moves.height} in all"
-               + (f", {where.describe()}" if not where.everywhere else "") + ")")
+               + (f", {where.describe()}" if not where.everywhere else "") + ")",
+               priority=("changed_on", "provider", *MOVE_COLUMNS, "pct_change", "gpu_model",
+                         "offering"))
+
+
+# A move's old and new price per GPU-hour (price_move view).
+MOVE_COLUMNS = ("old_usd_per_gpu_hour", "new_usd_per_gpu_hour")
 
 
 def register(app: typer.Typer) -> None:

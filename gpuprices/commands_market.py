@@ -6,12 +6,14 @@ the board's.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gpuprices.inputs import CLUSTER_DAYS, CLUSTER_GPUS, LIMIT, PERIODS
 from gpuprices.money import Money
 from gpuprices.options import (
     CurrencyOpt,
@@ -24,10 +26,7 @@ from gpuprices.options import (
     WarehouseOpt,
     fail,
     in_range,
-    models,
     place,
-    prices,
-    read_warehouse,
     the_day,
     writable_warehouse,
 )
@@ -35,14 +34,27 @@ from gpuprices.output import Format
 
 __all__ = ["register"]
 
+# The market_price columns shown (the naming rule: <what>_usd_per_gpu_hour).
+MARKET, MIN, P25, P75 = ("market_usd_per_gpu_hour", "min_usd_per_gpu_hour",
+                          "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour")
+# What `rent-vs-buy` shows on a terminal (--format csv or json: every column).
+RENT_VS_BUY_TABLE = {
+    "gpu_model": "gpu", "gpus": "GPUs", "server_usd": "server $",
+    "usd_per_useful_gpu_hour": "own $/GPU-h", "market_usd_per_gpu_hour": "market $/GPU-h",
+    "break_even_util_vs_market": "break-even vs market",
+    "payback_month_vs_market": "payback month", "cheapest_rental_usd": "cheapest $/GPU-h",
+    "cheapest_provider": "cheapest at", "break_even_util_vs_cheapest": "break-even vs cheapest",
+}
 
-def _segment(segment: str | None) -> str | None:
-    from reports.market.values import segments
 
-    known = segments()
-    if segment is not None and segment not in known:
-        raise fail(f"unknown segment {segment!r}; one of {', '.join(known)}", 2)
-    return segment
+def _tco(name: str) -> Callable[[typer.CallbackParam, float | None], float | None]:
+    """The range of one rent-vs-buy assumption (reports.market.tco.RANGES, read when the
+    option is given: the module is not imported at start) as an option callback."""
+    def check(param: typer.CallbackParam, value: float | None) -> float | None:
+        from reports.market.tco import RANGES
+
+        return in_range(*RANGES[name])(param, value)
+    return check
 
 
 def market(
@@ -66,9 +78,9 @@ def market(
     --per-geo."""
     import polars as pl
 
-    from reports.market.values import market_by_geo, market_of
+    from gpuprices import api
 
-    gpu_models, chosen_day, chosen_segment = models(gpu), the_day(day), _segment(segment)
+    chosen_day = the_day(day)
     where, money = place(region, geo), Money.of(currency)
     if rebuild:
         from flows.upkeep import rebuild_derived
@@ -76,16 +88,10 @@ def market(
         with writable_warehouse(warehouse) as (con, _):
             days = rebuild_derived(con)
         typer.echo(f"derived tables rebuilt: {days} days", err=True)
-    with read_warehouse(warehouse) as con:
-        if per_geo:
-            frame, stored = market_by_geo(con, chosen_day, gpu_models=gpu_models,
-                                          segment=chosen_segment, now=datetime.now(UTC),
-                                          place=where), False
-        else:
-            frame, stored = market_of(con, chosen_day, gpu_models=gpu_models,
-                                      segment=chosen_segment, now=datetime.now(UTC),
-                                      place=where)
-        frame = money.convert(con, frame, day=chosen_day)
+    frame, stored = api.market_stored(gpu, day=chosen_day, segment=segment,
+                                      region=where.regions, geo=where.geos, per_geo=per_geo,
+                                      currency=money.code, warehouse=warehouse)
+    frame = money.seen(frame, day=chosen_day)
     if per_geo or not where.everywhere:
         typer.echo(f"(the market {'per geography' if per_geo else 'of ' + where.describe()}: "
                    "computed from the offers placed there as prices stood at the end of "
@@ -96,13 +102,15 @@ def market(
     if fmt is Format.table and frame.height:
         frame = frame.select(
             *(["geo"] if per_geo else []), "day", pl.col("gpu_model").alias("gpu"), "segment",
-            pl.col("usd_per_gpu_hour").round(3).alias("market"),
-            pl.col("min_usd").round(3).alias("min"), pl.col("p25_usd").round(3).alias("p25"),
-            pl.col("p75_usd").round(3).alias("p75"), "providers", "offers",
+            pl.col(money.label(MARKET)).round(3).alias("market"),
+            pl.col(money.label(MIN)).round(3).alias("min"),
+            pl.col(money.label(P25)).round(3).alias("p25"),
+            pl.col(money.label(P75)).round(3).alias("p75"), "providers", "offers",
             pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
             pl.col("withheld_reason").alias("withheld"))
     shown = f" ({where.describe()})" if not where.everywhere else ""
-    money.show(frame, fmt, title=f"market $/GPU-hour on {chosen_day}{shown}")
+    money.show(frame, fmt, title=f"market $/GPU-hour on {chosen_day}{shown}",
+               priority=("gpu", "market", "segment", "min", "p25", "p75", "providers"))
 
 
 def explain(
@@ -118,30 +126,10 @@ def explain(
     """How a number was made: the offers that counted (source, capture, time), the ones left
     out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20` (in USD,
     the currency prices are compared in)."""
-    from reports.market.explain import explain_cheapest, explain_market, explain_scenario
-    from reports.queries import reference_table
+    from gpuprices import api
 
-    if what not in ("market", "cheapest", "scenario"):
-        raise fail(f"explain market, cheapest or scenario, not {what!r}", 2)
-    now = datetime.now(UTC)
-    as_of = min(datetime.combine(the_day(day), time.max, UTC), now) if day else now
-    if what == "scenario":
-        from reports.market.scenarios import load_scenarios
-
-        scenarios = {s.name: s for s in load_scenarios()}
-        if name not in scenarios:
-            raise fail(f"no scenario {name!r}; known: {', '.join(scenarios)}", 2)
-    gpu_models = models([name]) if what != "scenario" else None
-    where = place(region, geo)
-    with prices(warehouse, pricing, as_of, where) as then:  # type: ignore[arg-type]
-        if what == "market":
-            lines = explain_market(then.con, gpu_models or [], the_day(day), now=now,
-                                   place=where)
-        elif what == "cheapest":
-            lines = explain_cheapest(then, gpu_models or [])
-        else:
-            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"))
-    typer.echo("\n".join(lines))
+    typer.echo(api.explain(what, name, day=day, pricing=pricing, region=region, geo=geo,
+                           warehouse=warehouse))
 
 
 def market_moves(
@@ -156,21 +144,19 @@ def market_moves(
 ) -> None:
     """Market moves over providers present on both days; coverage changes apart (amounts in
     --currency at the rate of the later day)."""
-    from reports.market.moves import PERIOD_DAYS, week_moves
+    from gpuprices import api
 
-    if period not in PERIOD_DAYS:
+    if period not in PERIODS:
         raise fail(f"--period is week or month, not {period!r}", 2)
-    gpu_models = models(gpu)
     where, money = place(region, geo), Money.of(currency)
-    with read_warehouse(warehouse) as con:
-        moves = week_moves(con, the_day(day), period=period, gpu_models=gpu_models,
-                           place=where, now=datetime.now(UTC))
-        moved = money.convert(con, moves.moves, day=moves.new_day)
-        coverage = money.convert(con, moves.coverage, day=moves.new_day)
+    moves = api.market_moves(gpu, day=the_day(day), period=period, region=where.regions,
+                             geo=where.geos, currency=money.code, warehouse=warehouse)
     shown = f" ({where.describe()})" if not where.everywhere else ""
-    money.show(moved, fmt, title=f"market moves {moves.old_day} -> {moves.new_day} over "
-               f"matched providers{shown}")
-    money.show(coverage, fmt, title="coverage changes (not price moves)")
+    money.show_frames([
+        ("moves", f"market moves {moves.old_day} -> {moves.new_day} over matched providers"
+         f"{shown}", money.seen(moves.moves, day=moves.new_day)),
+        ("coverage", "coverage changes (not price moves)",
+         money.seen(moves.coverage, day=moves.new_day))], fmt)
 
 
 def value(
@@ -178,8 +164,7 @@ def value(
                                         "($/GB-VRAM-hour) or bandwidth ($/(TB/s)-hour)")]
     = "pflop",
     gpu: GpuOpt = None,
-    limit: Annotated[int, typer.Option(help="rows to show",
-                                       callback=in_range(1, 10_000))] = 20,
+    limit: Annotated[int, typer.Option(help="rows to show", callback=in_range(*LIMIT))] = 20,
     pricing: PricingOpt = None,
     region: RegionOpt = None,
     geo: GeoOpt = None,
@@ -188,23 +173,24 @@ def value(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Price-performance ranking of comparable offers: $ per PFLOP, GB or TB/s an hour."""
-    from reports.market.value import METRICS, price_performance
+    from gpuprices import api
+    from reports.market.value import METRICS
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
-    gpu_models = models(gpu)
     where, money = place(region, geo), Money.of(currency)
-    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
-        ranked = money.convert(now.con, price_performance(now, metric, gpu_models), day=now.day)
-    money.show(ranked.head(limit), fmt,
+    ranked = api.value(metric, gpu, limit=LIMIT.high, pricing=pricing, region=where.regions,
+                       geo=where.geos, currency=money.code, warehouse=warehouse)
+    money.show(money.seen(ranked.head(limit), day=datetime.now(UTC).date()), fmt,
                title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
 
 
 def cluster(
     gpu: GpuOpt = None,
     gpus: Annotated[int, typer.Option(help="GPUs in the cluster",
-                                      callback=in_range(1, 1_000_000))] = 512,
-    days: Annotated[int, typer.Option(help="days of use", callback=in_range(1, 3660))] = 90,
+                                      callback=in_range(*CLUSTER_GPUS))] = 512,
+    days: Annotated[int, typer.Option(help="days of use",
+                                      callback=in_range(*CLUSTER_DAYS))] = 90,
     pricing: PricingOpt = None,
     region: RegionOpt = None,
     geo: GeoOpt = None,
@@ -216,55 +202,52 @@ def cluster(
     the same place with --region / --geo)."""
     import polars as pl
 
-    from reports.market.cluster import cluster_quotes
-    from reports.market.values import market_of
+    from gpuprices import api
 
-    gpu_models = models(gpu)
-    if not gpu_models:
+    if not gpu:
         raise fail("give the GPU: --gpu NAME", 2)
     where, money = place(region, geo), Money.of(currency)
-    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
-        quotes = cluster_quotes(now, market_rows, gpu_models, gpus=gpus, days=days)
-        if quotes.height:
-            quotes = money.convert(now.con, quotes, day=now.day)
-    if quotes.height == 0:
-        raise fail(f"no comparable {', '.join(gpu or [])} offers stand now")
+    quotes = money.seen(api.cluster(gpu, gpus=gpus, days=days, pricing=pricing,
+                                    region=where.regions, geo=where.geos, currency=money.code,
+                                    warehouse=warehouse), day=datetime.now(UTC).date())
+    usd = money.label
     if fmt is Format.table:
         quotes = quotes.select(
             "provider", "segment", pl.col("gpu_model").alias("gpu"), "offering",
             pl.col("node_gpus").alias("GPUs/node"), "nodes",
-            pl.col("hourly_usd").round(0).alias("$/hour"),
-            pl.col("total_usd").round(0).alias("total $"),
+            pl.col(usd("hourly_usd")).round(0).alias("$/hour"),
+            pl.col(usd("total_usd")).round(0).alias("total $"),
             pl.col("vs_market_pct").alias("vs market %"),
             pl.col("reserved_offering").alias("reserved"),
-            pl.col("reserved_total_usd").round(0).alias("reserved total $"),
+            pl.col(usd("reserved_total_usd")).round(0).alias("reserved total $"),
             pl.col("reserved_term").alias("term"),
             pl.when(pl.col("market_withheld").is_not_null()).then(pl.lit("market withheld"))
             .alias("note"))
     money.show(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
-               "prices; capacity at this size is not checked)")
+               "prices; capacity at this size is not checked)",
+               priority=("provider", "total $", "gpu", "$/hour", "vs market %", "nodes"))
 
 
 def rent_vs_buy(
     gpu: GpuOpt = None,
     utilization: Annotated[float | None, typer.Option(help="share of hours used",
-                                                     callback=in_range(0.01, 1.0))] = None,
+                                                     callback=_tco("utilization"))] = None,
     years: Annotated[float | None, typer.Option(help="depreciation years",
-                                               callback=in_range(1.0, 15.0))] = None,
+                                               callback=_tco("depreciation_years"))] = None,
     cost_of_capital: Annotated[float | None, typer.Option(help="annual rate",
-                                                         callback=in_range(0.0, 0.5))] = None,
+                                                         callback=_tco("cost_of_capital"))]
+    = None,
     usd_per_kwh: Annotated[float | None, typer.Option(help="electricity $/kWh",
-                                                     callback=in_range(0.0, 2.0))] = None,
+                                                     callback=_tco("usd_per_kwh"))] = None,
     pue: Annotated[float | None, typer.Option(help="power usage effectiveness",
-                                             callback=in_range(1.0, 3.0))] = None,
-    colo: Annotated[float | None, typer.Option(help="colocation $/kW-month",
-                                              callback=in_range(0.0, 2000.0))] = None,
+                                             callback=_tco("pue"))] = None,
+    colo: Annotated[float | None, typer.Option(
+        help="colocation $/kW-month", callback=_tco("colocation_usd_per_kw_month"))] = None,
     ops_share: Annotated[float | None, typer.Option(help="operations a year as a share of the "
                                                     "server price",
-                                                    callback=in_range(0.0, 1.0))] = None,
+                                                    callback=_tco("operations_share"))] = None,
     idle_power: Annotated[float | None, typer.Option(help="idle power share",
-                                                    callback=in_range(0.0, 1.0))] = None,
+                                                    callback=_tco("idle_power_share"))] = None,
     assumptions: Annotated[Path | None, typer.Option(help="TOML of assumptions (default "
                                                      "reports/market/tco.toml)")] = None,
     servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
@@ -280,61 +263,46 @@ def rent_vs_buy(
     payback month against the market price and the cheapest rental; the card-only figure."""
     import polars as pl
 
-    from reports.market.rent_vs_buy import break_even
-    from reports.market.tco import (
-        TCO_TOML,
-        load_assumptions,
-        load_servers,
-        rental_yardsticks,
-        tco_rows,
-        tco_sheet,
-    )
-    from reports.market.values import market_of
-    from reports.queries import reference_table
+    from gpuprices import api
 
-    gpu_models = models(gpu)
-    try:
-        chosen = load_assumptions(assumptions or TCO_TOML).with_overrides(
-            utilization=utilization, depreciation_years=years, cost_of_capital=cost_of_capital,
-            usd_per_kwh=usd_per_kwh, pue=pue, colocation_usd_per_kw_month=colo,
-            operations_share=ops_share, idle_power_share=idle_power)
-        server_rows = load_servers(servers) if servers else load_servers()
-    except (ValueError, OSError) as exc:
-        raise fail(str(exc), 2) from None
-    if gpu_models:
-        server_rows = server_rows.filter(pl.col("gpu_model").is_in(gpu_models))
     where, money = place(region, geo), Money.of(currency)
-    with prices(warehouse, pricing, where=where) as now:  # type: ignore[arg-type]
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
-        market_usd, cheapest = rental_yardsticks(now, market_rows)
-        ownership = reference_table(now.con, "gpu_ownership")
-        cards = break_even(ownership, now) if ownership is not None and ownership.height \
-            else None
-        rows = money.convert(now.con, tco_rows(server_rows, chosen, market_usd, cheapest),
-                             day=now.day)
-        if cards is not None:
-            cards = money.convert(now.con, cards, day=now.day)
-    money.show(rows, fmt, title="full cost of ownership vs renting")
-    if fmt is Format.table and gpu_models and money.converting:
+    found = api.rent_vs_buy_detail(
+        gpu, utilization=utilization, years=years, cost_of_capital=cost_of_capital,
+        usd_per_kwh=usd_per_kwh, pue=pue, colo=colo, ops_share=ops_share,
+        idle_power=idle_power, assumptions=assumptions, servers=servers, pricing=pricing,
+        region=where.regions, geo=where.geos, currency=money.code, warehouse=warehouse)
+    today = datetime.now(UTC).date()
+    sections = [("servers", "full cost of ownership vs renting",
+                 money.seen(found.servers, day=today))]
+    if found.cards is not None:
+        sections.append(("cards", "the card alone: purchase / (cheapest rental - power)",
+                         money.seen(found.cards, day=today)))
+    if fmt is not Format.table:
+        money.show_frames(sections, fmt)
+        return
+    rows = found.servers
+    columns = {money.label(c): name for c, name in RENT_VS_BUY_TABLE.items()}
+    shown = rows.select(pl.col(c).alias(columns[c]) for c in columns
+                        if c in rows.columns).with_columns(pl.col(pl.Float64).round(2))
+    money.show(shown, fmt, title=f"{sections[0][1]} (--format csv: every column)")
+    if gpu and money.converting:
         typer.echo("(the arithmetic sheets are in USD: run without --currency to see them)",
                    err=True)
-    elif fmt is Format.table and gpu_models:
+    elif gpu:
         from rich.console import Console
         from rich.table import Table
 
-        for server in server_rows.to_dicts():
+        from gpuprices.output import table_width
+
+        for server, lines in found.sheets:
             sheet = Table(title=f"{server['gpus']} x {server['gpu_model']}: the arithmetic")
             for column in ("item", "formula", "value"):
                 sheet.add_column(column)
-            rent = market_usd.get(server["gpu_model"]) or cheapest.get(
-                server["gpu_model"], (None, ""))[0]
-            for line in tco_sheet(server, chosen, rent):
+            for line in lines:
                 sheet.add_row(*line)
-            Console(width=200).print(sheet)
-    if cards is not None:
-        if gpu_models:
-            cards = cards.filter(pl.col("gpu_model").is_in(gpu_models))
-        money.show(cards, fmt, title="the card alone: purchase / (cheapest rental - power)")
+            Console(width=table_width()).print(sheet)
+    if found.cards is not None:
+        money.show(found.cards, fmt, title=sections[1][1])
 
 
 def register(app: typer.Typer) -> None:

@@ -108,15 +108,19 @@ def export(
     = ExportFormat.parquet,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Export observations (hive-partitioned by provider and month) and latest prices."""
-    from warehouse.export import export as export_files
+    """Export the history with its provenance (docs/export.md): observations by UTC day and
+    provider (only the days that are new or changed since the last export into DIR), the
+    market, price-change, run and capture tables, and manifest.json (rows, sha256, columns)."""
+    from gpuprices import api
 
-    with read_warehouse(warehouse) as con:
-        result = export_files(con, directory, fmt.value)
+    result = api.export(directory, fmt=fmt.value, warehouse=warehouse)
     typer.echo(f"{result.observations} observations in {result.partitions} partitions "
-               f"-> {directory / 'observations'}")
+               f"-> {directory / 'observations'} ({len(result.days_written)} days written, "
+               f"{result.days_unchanged} unchanged"
+               + (f", {len(result.days_removed)} removed" if result.days_removed else "") + ")")
     for name, rows in result.files.items():
         typer.echo(f"  {name}: {rows} rows")
+    typer.echo(f"  manifest: {directory / 'manifest.json'}")
 
 
 def publish(

@@ -1,24 +1,22 @@
 """`gpuprices availability GPU`: whether a GPU could be rented, per provider and region, over
-time (warehouse.semantic_stock, shown by reports.market.stock). Registered by gpuprices.cli."""
+time (gpuprices.api.availability: warehouse.semantic_stock, shown by reports.market.stock).
+Registered by gpuprices.cli."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import typer
 
+from gpuprices.inputs import HISTORY_DAYS
 from gpuprices.options import (
     FormatOpt,
     GeoOpt,
     PricingOpt,
     RegionOpt,
     WarehouseOpt,
-    fail,
     in_range,
-    models,
     place,
-    prices,
 )
 from gpuprices.output import Format, print_frame
 
@@ -27,7 +25,7 @@ __all__ = ["availability", "register"]
 
 def availability(
     gpu: Annotated[str, typer.Argument(help="GPU model or family, e.g. H100 or 'RTX 4090'")],
-    days: Annotated[int, typer.Option(callback=in_range(1, 3660),
+    days: Annotated[int, typer.Option(callback=in_range(*HISTORY_DAYS),
                                       help="days of runs to count")] = 7,
     region: RegionOpt = None,
     geo: GeoOpt = None,
@@ -40,22 +38,12 @@ def availability(
     stock, the last time one did, and the stock state now (available, low, out of stock)."""
     import polars as pl
 
-    from reports.market.stock import stock_table
-    from warehouse.semantic_stock import availability as series_of
+    from gpuprices import api
 
-    gpu_models = models([gpu]) or []
     where = place(region, geo)
-    now = datetime.now(UTC)
-    with prices(warehouse, pricing, now, where) as current:  # type: ignore[arg-type]
-        series = series_of(current.con, as_of=now, since=now - timedelta(days=days),
-                           gpu_models=gpu_models, pricing=current.pricing, place=where)
-        quoting = current.comparable().filter(pl.col("gpu_model").is_in(gpu_models))
-    silent = sorted(set(quoting["provider"]) - set(series["provider"]))
-    if series.height == 0:
-        raise fail(f"no source reported {gpu} stock in the last {days} days"
-                   + (f" ({where.describe()})" if not where.everywhere else "")
-                   + (f"; quoted without stock by {', '.join(silent)}" if silent else ""))
-    frame = stock_table(series)
+    found = api.availability_detail(gpu, days=days, region=where.regions, geo=where.geos,
+                                    pricing=pricing, warehouse=warehouse)
+    frame, silent = found.stock, found.silent
     if fmt is Format.table:
         frame = frame.select(
             pl.col("gpu_model").alias("gpu"), "provider", "region", "geo",

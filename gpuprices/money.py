@@ -1,32 +1,29 @@
 """`--currency`: the amounts a command prints, in another currency (the flag is defined once
-in gpuprices.options; the conversion is warehouse.fx.in_currency, the rate of the day shown).
+in gpuprices.options; gpuprices.api converts, with warehouse.fx.in_currency at the rate of the
+day shown, and names the amount columns for the currency: usd_per_gpu_hour -> eur_per_gpu_hour).
 
-A command converts its frame (`Money.convert`, before it picks its table columns, so the
-amounts it rounds and renames are already converted), then prints it with `Money.show`: the
-amount columns are named for the currency (usd_per_gpu_hour -> eur_per_gpu_hour, "$/hour" ->
-"EUR/hour"), csv and json keep fx_rate / fx_date / fx_note, and a table ends with a footnote
-that gives the rate and its day. Every row held out (no rate for its day) is an error.
+A command reads the rates of the frame the API gave it (`Money.seen`, before it picks its
+table columns, which it names with `Money.label`), then prints it with `Money.show`: csv and
+json keep fx_rate / fx_date / fx_note, and a table ends with a footnote that gives the rate
+and its day (or why a day has none).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
 import typer
 
-from gpuprices.options import fail
-from gpuprices.output import Format, print_frame
+from gpuprices.output import Format, Section, print_frame, print_frames
 
 if TYPE_CHECKING:
-    import duckdb
     import polars as pl
 
-__all__ = ["Money"]
+__all__ = ["FX_COLUMNS", "Money"]
 
-_WORD = re.compile(r"(?<![a-z])usd(?![a-z])")
 FX_COLUMNS = ("fx_rate", "fx_date", "fx_note")  # what warehouse.fx.in_currency adds
 
 
@@ -46,44 +43,52 @@ class Money:
     def converting(self) -> bool:
         return self.currency != "USD"
 
-    def convert(self, con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, *,
-                day: date | None = None, day_column: str | None = None) -> pl.DataFrame:
-        """`frame`'s amounts at the rate of `day` (or of each row's `day_column`)."""
-        if not self.converting:
-            return frame
-        from warehouse.fx import currencies, in_currency
+    @property
+    def code(self) -> str | None:
+        """What gpuprices.api takes as `currency` (None: USD, nothing converted)."""
+        return self.currency if self.converting else None
 
-        known = currencies(con)
-        if self.currency not in known:
-            raise fail(f"no ECB rates for {self.currency} in the warehouse"
-                       + (f"; it has {', '.join(known)}" if known else
-                          ": run `gpuprices backfill ecb` first"), 2)
-        converted = in_currency(con, frame, self.currency, day=day, day_column=day_column)
-        for row in converted.select("fx_rate", "fx_date", "fx_note",
-                                    *([day_column] if day_column else [])).unique().iter_rows():
+    def seen(self, frame: pl.DataFrame, *, day: date | None = None,
+             day_column: str | None = None) -> pl.DataFrame:
+        """`frame` (converted by gpuprices.api at the rate of `day`, or of each row's
+        `day_column`), its rates kept for the footnote."""
+        if not self.converting or "fx_rate" not in frame.columns:
+            return frame
+        for row in frame.select(*FX_COLUMNS, *([day_column] if day_column else [])
+                                ).unique().iter_rows():
             shown = row[3] if day_column else day
             self._rates[shown] = (row[0], row[1], row[2])  # type: ignore[index]
-        if converted.height and converted["fx_rate"].null_count() == converted.height:
-            raise fail(str(converted["fx_note"].drop_nulls()[0]))
-        return converted
+        return frame
 
     def label(self, text: str) -> str:
         """A column name or title, in the currency: usd -> eur, $ -> EUR."""
+        from warehouse.fx import named_in
+
+        return named_in(text, self.currency)
+
+    def _shown(self, frame: pl.DataFrame, fmt: Format) -> pl.DataFrame:
         if not self.converting:
-            return text
-        return _WORD.sub(self.currency.lower(), text).replace("$", f"{self.currency} ")\
-            .replace(f"{self.currency} /", f"{self.currency}/")
+            return frame
+        if fmt is Format.table:  # the footnote gives the rates
+            frame = frame.drop([c for c in FX_COLUMNS if c in frame.columns])
+        return frame.rename({c: self.label(c) for c in frame.columns})
 
     def show(self, frame: pl.DataFrame, fmt: Format, *, title: str | None = None,
-             max_rows: int | None = None) -> None:
+             max_rows: int | None = None, priority: Sequence[str] | None = None) -> None:
         """Print `frame` with its amounts named in the currency (and a footnote: the rate)."""
-        if self.converting:
-            if fmt is Format.table:  # the footnote gives the rates
-                frame = frame.drop([c for c in FX_COLUMNS if c in frame.columns])
-            frame = frame.rename({c: self.label(c) for c in frame.columns})
-            title = self.label(title) if title else title
-        print_frame(frame, fmt, title=title, max_rows=max_rows)
-        if self.converting and fmt is Format.table:
+        print_frame(self._shown(frame, fmt), fmt, title=self.label(title) if title else title,
+                    max_rows=max_rows,
+                    priority=[self.label(c) for c in priority] if priority else None)
+        self._footnote(fmt)
+
+    def show_frames(self, sections: Sequence[Section], fmt: Format) -> None:
+        """Print a command's tables (one JSON document), then the footnote once."""
+        print_frames([(key, self.label(title), self._shown(frame, fmt))
+                      for key, title, frame in sections], fmt)
+        self._footnote(fmt)
+
+    def _footnote(self, fmt: Format) -> None:
+        if self.converting and fmt is Format.table and self._rates:
             typer.echo(self.footnote())
 
     def footnote(self) -> str:

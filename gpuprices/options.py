@@ -88,23 +88,24 @@ PricingOpt = Annotated[list[str] | None, typer.Option(
 
 
 def _geos(value: list[str] | None) -> list[str] | None:
-    from schemas.regions import GEOGRAPHIES
+    from gpuprices.errors import InputError
+    from gpuprices.inputs import place as checked_place
 
-    known = {g.lower() for g in GEOGRAPHIES}
-    unknown = [g for g in value or () if g.lower() not in known]
-    if unknown:
-        raise fail(f"unknown geography {', '.join(unknown)}; one of {', '.join(GEOGRAPHIES)}",
-                   2)
+    try:
+        checked_place(None, value)
+    except InputError as exc:
+        raise fail(str(exc), 2) from None
     return value
 
 
 def _currency(value: str | None) -> str | None:
-    if value is None:
-        return None
-    code = value.strip().upper()
-    if len(code) != 3 or not code.isascii() or not code.isalpha():
-        raise fail(f"--currency {value!r} is not an ISO currency code such as EUR or GBP", 2)
-    return code
+    from gpuprices.errors import InputError
+    from gpuprices.inputs import currency
+
+    try:
+        return currency(value)
+    except InputError as exc:
+        raise fail(f"--{exc}", 2) from None
 
 
 RegionOpt = Annotated[list[str] | None, typer.Option(
@@ -121,11 +122,12 @@ CurrencyOpt = Annotated[str | None, typer.Option(
 
 def place(region: list[str] | None, geo: list[str] | None) -> Place:
     """The place --region and --geo name (everywhere when neither is given)."""
-    from warehouse.place import Place, UnknownGeography
+    from gpuprices.errors import InputError
+    from gpuprices.inputs import place as checked_place
 
     try:
-        return Place.of(region, geo)
-    except UnknownGeography as exc:
+        return checked_place(region, geo)
+    except InputError as exc:
         raise fail(str(exc), 2) from None
 
 

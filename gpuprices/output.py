@@ -1,30 +1,62 @@
-"""Printing rows: a rich table on a terminal, or csv / json for scripts.
+"""Printing rows: a table that fits the terminal, or csv / json for scripts.
+
+Scripts can trust stdout: `--format json` prints exactly one JSON document (a command with
+several tables prints one object, a key per table), `--format csv` one CSV per table; progress,
+notes and logs go to stderr.
+
+A table fits the terminal's width ($COLUMNS, else the terminal's; 200 when stdout is no
+terminal): columns are chosen by priority (the first column, then the money columns, then the
+rest in order), long text is cut with an ellipsis, never broken mid-word; the columns left out
+are named under the table. `--wide` (every command with --format) shows every column whole.
 
 Names come from provider pages: a control character (ESC starts a terminal escape sequence,
 CR overwrites a line), a bidi override or rich markup (`[link=...]`) in one must show as text,
 never act on the terminal. `terminal_safe` is the one neutraliser every format goes through.
+Importing this module is cheap (no polars, no rich): every command imports it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
+from collections.abc import Sequence
+from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
-__all__ = ["Format", "print_frame", "terminal_safe"]
+__all__ = ["Format", "Section", "fit_widths", "print_frame", "print_frames", "set_wide",
+           "table_width", "terminal_safe"]
 
 # C0 controls, DEL, C1 controls (U+009B is CSI on some terminals) and the bidi controls that
 # reorder what is shown (U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069).
 _UNSAFE = "\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 UNSAFE = re.compile(f"[{_UNSAFE}]")
+# Piped output (logs, CI) has no terminal width: a wide one rather than cut every cell.
+PIPED_WIDTH = 200
+# A text column is cut to this many characters before any column is left out.
+TEXT_CAP = 28
+_ELLIPSIS = "…"
+_TEXT_MIN = 10  # a text column narrower than this says too little to keep
+_state = {"wide": False}
 
 
 class Format(StrEnum):
     table = "table"
     csv = "csv"
     json = "json"
+
+
+Section = tuple[str, str, "pl.DataFrame"]  # (json key, table title, rows)
+
+
+def set_wide(wide: bool) -> None:
+    """`--wide`: tables show every column whole (set once per command by the CLI)."""
+    _state["wide"] = bool(wide)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -39,6 +71,8 @@ def terminal_safe(text: str) -> str:
 
 def _safe_frame(frame: pl.DataFrame) -> pl.DataFrame:
     """The frame with terminal_safe applied to every string cell that needs it."""
+    import polars as pl
+
     columns = [name for name, dtype in frame.schema.items() if dtype == pl.String
                and frame[name].str.contains(f"[{_UNSAFE}]").any()]
     if not columns:
@@ -47,37 +81,151 @@ def _safe_frame(frame: pl.DataFrame) -> pl.DataFrame:
         pl.col(name).map_elements(terminal_safe, return_dtype=pl.String) for name in columns)
 
 
+def _json_text(frame: pl.DataFrame) -> str:
+    # JSON escapes C0 itself; the rest become \uXXXX escapes: the same string, decoded.
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", frame.write_json())
+
+
+def _csv_text(frame: pl.DataFrame) -> str:
+    import polars as pl
+
+    # CSV has no nested values: a list (e.g. unknown GPU names) becomes "a, b".
+    flat = frame.with_columns(
+        pl.col(name).cast(pl.List(pl.String)).list.join(", ")
+        for name, dtype in frame.schema.items() if isinstance(dtype, pl.List))
+    return _safe_frame(flat).write_csv()
+
+
 def print_frame(frame: pl.DataFrame, fmt: Format = Format.table, *, title: str | None = None,
-                max_rows: int | None = None) -> None:
+                max_rows: int | None = None, priority: Sequence[str] | None = None) -> None:
+    """Print one table: the command's only output (json: one array)."""
     if fmt is Format.csv:
-        # CSV has no nested values: a list (e.g. unknown GPU names) becomes "a, b".
-        flat = frame.with_columns(
-            pl.col(name).cast(pl.List(pl.String)).list.join(", ")
-            for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)
-        )
-        sys.stdout.write(_safe_frame(flat).write_csv())
-        return
+        sys.stdout.write(_csv_text(frame))
+    elif fmt is Format.json:
+        sys.stdout.write(_json_text(frame) + "\n")
+    else:
+        _print_table(frame, title, max_rows, priority)
+
+
+def print_frames(sections: Sequence[Section], fmt: Format = Format.table, *,
+                 max_rows: int | None = None) -> None:
+    """Print a command's tables: json ONE object {key: rows, ...}; csv one CSV per table, a
+    blank line between; a titled table each on a terminal."""
     if fmt is Format.json:
-        # JSON escapes C0 itself; the rest become \uXXXX escapes: the same string, decoded.
-        text = UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", frame.write_json())
-        sys.stdout.write(text + "\n")
+        parts = [f"{json.dumps(key)}: {_json_text(frame)}" for key, _, frame in sections]
+        sys.stdout.write("{" + ", ".join(parts) + "}\n")
         return
+    for index, (_, title, frame) in enumerate(sections):
+        if fmt is Format.csv:
+            sys.stdout.write(("\n" if index else "") + _csv_text(frame))
+        else:
+            _print_table(frame, title, max_rows, None)
+
+
+def table_width() -> int:
+    """Columns a table may use: $COLUMNS, else the terminal's, else PIPED_WIDTH."""
+    text = os.environ.get("COLUMNS", "").strip()
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    return PIPED_WIDTH
+
+
+def _span(widths: Sequence[int]) -> int:
+    """Columns a rich table with these column widths takes (borders and padding included)."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _ranked(columns: Sequence[str], priority: Sequence[str] | None) -> list[int]:
+    """Column indexes, most important first: `priority`, else the first column, the money
+    columns ($, usd, price, market), then the rest in order."""
+    if priority:
+        first = [columns.index(c) for c in priority if c in columns]
+    else:
+        money = re.compile(r"usd|(^|_)price(_|$)|market|\$", re.I)
+        first = [0, *(i for i, c in enumerate(columns) if i and money.search(c))]
+    return [*dict.fromkeys([*first, *range(len(columns))])]
+
+
+def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: int, *,
+               text: Sequence[bool], priority: Sequence[str] | None = None,
+               wide: bool = False) -> list[int | None]:
+    """Each column's width in a table `width` columns wide; None: the column is left out.
+
+    Natural widths when they fit (or `wide`); else text columns are cut to TEXT_CAP, then the
+    least important columns are left out until the rest fit, then the room left is given back
+    to the cut columns (most important first). A column is never narrower than its header."""
+    from rich.cells import cell_len
+
+    natural = [max([cell_len(h), *(cell_len(row[i]) for row in cells)])
+               for i, h in enumerate(headers)]
+    if wide or _span(natural) <= width:
+        return list(natural)
+    capped = [min(n, max(TEXT_CAP, cell_len(h))) if is_text else n
+              for n, h, is_text in zip(natural, headers, text, strict=True)]
+    order = _ranked(headers, priority)
+    kept: list[int] = []
+    for index in order:
+        if _span([capped[i] for i in [*kept, index]]) <= width:
+            kept.append(index)
+        elif text[index]:  # a text column cut further still beats leaving it out
+            room = width - _span([capped[i] for i in [*kept, index]]) + capped[index]
+            if room >= max(cell_len(headers[index]), _TEXT_MIN):
+                capped[index] = room
+                kept.append(index)
+    if not kept:  # not even the first column fits: cut it to the width
+        kept = [order[0]]
+        capped[order[0]] = max(1, width - 4)
+    room = width - _span([capped[i] for i in kept])
+    for index in order:
+        if index in kept and room > 0 and capped[index] < natural[index]:
+            extra = min(room, natural[index] - capped[index])
+            capped[index] += extra
+            room -= extra
+    return [capped[i] if i in kept else None for i in range(len(headers))]
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` in `width` columns: whole, or cut with an ellipsis (never wrapped)."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)) + _ELLIPSIS
+
+
+def _print_table(frame: pl.DataFrame, title: str | None, max_rows: int | None,
+                 priority: Sequence[str] | None) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(terminal_safe(title)) if title else None, show_lines=False)
-    for column in frame.columns:
-        numeric = frame.schema[column].is_numeric()
-        table.add_column(Text(terminal_safe(column)), justify="right" if numeric else "left",
-                         overflow="fold")
     shown = frame if max_rows is None else frame.head(max_rows)
-    for row in shown.iter_rows():
+    headers = [terminal_safe(c) for c in frame.columns]
+    cells = [[terminal_safe(_cell(v)) for v in row] for row in shown.iter_rows()]
+    numeric = [frame.schema[c].is_numeric() for c in frame.columns]
+    wide = _state["wide"]
+    widths = fit_widths(headers, cells, table_width(), text=[not n for n in numeric],
+                        priority=priority, wide=wide)
+    kept = [i for i, w in enumerate(widths) if w is not None]
+    table = Table(title=Text(terminal_safe(title)) if title else None, show_lines=False)
+    for i in kept:
+        table.add_column(Text(headers[i]), justify="right" if numeric[i] else "left",
+                         width=widths[i], no_wrap=True, overflow="ellipsis")
+    for row in cells:
         # Text, not str: rich would read "[link=...]" in a provider's name as markup.
-        table.add_row(*(Text(terminal_safe(_cell(v))) for v in row))
-    # Piped output (logs, CI) has no terminal width: use a wide one rather than fold every cell.
-    console = Console() if sys.stdout.isatty() else Console(width=200)
+        table.add_row(*(Text(_cut(row[i], widths[i] or 0)) for i in kept))
+    console = Console(width=max(_span([widths[i] or 0 for i in kept]), 20) if wide
+                      else table_width(), soft_wrap=False)
     console.print(table)
+    hidden = [headers[i] for i, w in enumerate(widths) if w is None]
+    if hidden:
+        console.print(Text(f"({len(hidden)} more column{'s' if len(hidden) > 1 else ''}: "
+                           f"{', '.join(hidden)}; --wide shows every column, --format csv or "
+                           "json every value)"))
     if max_rows is not None and frame.height > max_rows:
         console.print(f"... {frame.height - max_rows} more rows (use --format csv for all)")
 
@@ -87,6 +235,8 @@ def _cell(value: object) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, datetime):  # to the minute: a table is read, not parsed
+        return value.strftime("%Y-%m-%d %H:%M")
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)

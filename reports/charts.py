@@ -30,10 +30,10 @@ def series_models() -> dict[str, list[str]]:
 
 
 def chart_series(history: pl.DataFrame) -> pl.DataFrame:
-    """(series, day, usd_per_gpu_hour) from daily_cheapest_history rows."""
+    """(series, day, usd_per_gpu_hour) from cheapest_history rows."""
     frames = [
         history.filter(pl.col("gpu_model").is_in(models))
-        .group_by("day").agg(pl.col("usd_per_gpu_hour").min())
+        .group_by("day").agg(pl.col("price_usd_per_gpu_hour").min().alias("usd_per_gpu_hour"))
         .with_columns(pl.lit(label).alias("series"))
         for label, models in series_models().items()
     ]

@@ -95,10 +95,24 @@ def _file(path: str | Path) -> Path:
     return target
 
 
+def _duckdb(database: str, *, config: dict[str, object],
+            read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect without DuckDB's progress bar, which it draws on stdout, piped or not
+    (a query past 2 s would land inside `-f json`). The bar is a per-connection setting, so
+    it is turned off before the configuration is locked."""
+    lock = bool(config.get("lock_configuration"))
+    con = duckdb.connect(database, read_only=read_only,
+                         config={k: v for k, v in config.items() if k != "lock_configuration"})
+    con.execute("SET enable_progress_bar = false")
+    if lock:
+        con.execute("SET lock_configuration = true")
+    return con
+
+
 def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str | Path,
           warehouse: Path) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=config)
+        return _duckdb(str(path), read_only=read_only, config=config)
     except duckdb.Error as exc:
         text = str(exc)
         if _is_lock_error(exc):
@@ -120,7 +134,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
         raise WarehouseError(f"{path} is a DuckLake: it is read here, written by "
                              "`gpuprices publish` from a DuckDB warehouse file")
     if _is_memory(path):
-        con = duckdb.connect(":memory:", config=dict(NO_FILES))
+        con = _duckdb(":memory:", config=dict(NO_FILES))
         migrate(con)
         refresh_views(con)
         _sync_catalog(con)
@@ -256,7 +270,7 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     if sandboxed and limits is not None:
         config.update(limits.config())
     if _is_memory(path):
-        return duckdb.connect(":memory:", config=config)
+        return _duckdb(":memory:", config=config)
     return _open_checked(path, config)[0]
 
 
@@ -350,6 +364,12 @@ def _reference_rows_hash(con: duckdb.DuckDBPyConnection) -> str:
     return str(row[0]) if row else ""
 
 
+def _catalog_comment(fingerprint: str, rows_hash: str) -> str:
+    """gpu_catalog's comment: what it holds, then what it was synced from (checked on open)."""
+    return (f"The GPU catalog (schemas/gpu_catalog.csv), synced on every writable open "
+            f"[{fingerprint} {rows_hash}]")
+
+
 def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
     """Keep gpu_catalog, plan and gpu_ownership equal to the files shipped with this code.
 
@@ -361,7 +381,7 @@ def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
     fingerprint = _reference_fingerprint()
     stored = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'gpu_catalog' "
                          "AND schema_name = current_schema()").fetchone()
-    if stored and stored[0] == f"{fingerprint} {_reference_rows_hash(con)}":
+    if stored and stored[0] == _catalog_comment(fingerprint, _reference_rows_hash(con)):
         return
     import polars as pl
 
@@ -382,7 +402,7 @@ def _sync_catalog(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _reference")
             con.unregister("_reference")
         con.execute(f"COMMENT ON TABLE gpu_catalog IS "
-                    f"'{fingerprint} {_reference_rows_hash(con)}'")
+                    f"'{_catalog_comment(fingerprint, _reference_rows_hash(con))}'")
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

@@ -46,6 +46,7 @@ __all__ = [
     "in_currency",
     "latest_rate_date",
     "money_columns",
+    "named_in",
     "rates_for",
     "store_rates",
 ]
@@ -172,6 +173,17 @@ def hold_out(batch: ValidatedBatch, converted: Converted) -> ValidatedBatch:
 # An amount column says its currency as a word of its name: usd_per_gpu_hour, min_usd,
 # price_usd_per_hour, old_usd_per_gpu_hour ...
 MONEY_COLUMN = re.compile(r"(?:^|_)usd(?:_|$)")
+
+
+_USD_WORD = re.compile(r"(?<![a-z])usd(?![a-z])")
+
+
+def named_in(text: str, currency: str) -> str:
+    """A column name or title naming its amounts in `currency`: usd -> eur, $ -> EUR."""
+    if currency == "USD":
+        return text
+    return _USD_WORD.sub(currency.lower(), text).replace("$", f"{currency} ")\
+        .replace(f"{currency} /", f"{currency}/")
 
 
 def money_columns(frame: pl.DataFrame) -> list[str]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from warehouse.errors import WarehouseError, WarehouseRefused
+from warehouse.schema import renamed_hint
 
 if TYPE_CHECKING:  # duckdb is imported on use: the CLI reads the ranges here at start-up
     import duckdb
@@ -210,7 +211,7 @@ def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
         raise WarehouseError(
             "the query needs more memory than its limit (--memory-limit / "
             "GPUPRICES_QUERY_MEMORY); narrow it (WHERE, LIMIT, fewer columns)") from None
-    except duckdb.Error as exc:
-        raise WarehouseError(str(exc).splitlines()[0]) from None
+    except duckdb.Error as exc:  # a column renamed by a migration: the error says its new name
+        raise WarehouseError(renamed_hint(str(exc).splitlines()[0])) from None
     finally:
         timer.cancel()

@@ -20,9 +20,9 @@ from contract import LOW_STOCK_GPUS, STALE_AFTER_H
 from warehouse.errors import WarehouseOutdated, WarehouseRefused
 
 __all__ = [
-    "DENIED_CALLS", "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "VIEWS_SQL", "check_functions",
-    "check_objects", "check_tables", "migrate", "migrations", "refresh_views",
-    "require_latest", "schema_version", "tables_at",
+    "DENIED_CALLS", "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "RENAMED_COLUMNS", "VIEWS_SQL",
+    "check_functions", "check_objects", "check_tables", "migrate", "migrations",
+    "refresh_views", "renamed_hint", "require_latest", "schema_version", "tables_at",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -33,6 +33,37 @@ _RENAME = re.compile(rf"ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?{_NAME}\s+RENAME\s+TO
                      re.I)
 _DROP = re.compile(rf"DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?{_NAME}", re.I)
 _COMMENT = re.compile(r"--[^\n]*")
+
+
+# Columns renamed by a migration (the naming rule of 010: <what>_usd_per_gpu_hour): old name ->
+# (version, [(table or view, new name)]). A query that still names an old column is told the
+# new one (renamed_hint), so a query copied from an older README fails with the fix in hand.
+RENAMED_COLUMNS: dict[str, tuple[int, list[tuple[str, str]]]] = {
+    "usd_per_gpu_hour": (10, [("market_price", "market_usd_per_gpu_hour"),
+                              ("market_provider_price", "median_usd_per_gpu_hour"),
+                              ("daily_cheapest, daily_cheapest_segment",
+                               "price_usd_per_gpu_hour")]),
+    "usd_per_hour": (10, [("daily_cheapest, daily_cheapest_segment", "price_usd_per_hour")]),
+    "median_usd": (10, [("market_price", "median_usd_per_gpu_hour")]),
+    "min_usd": (10, [("market_price, market_provider_price", "min_usd_per_gpu_hour")]),
+    "p25_usd": (10, [("market_price", "p25_usd_per_gpu_hour")]),
+    "p75_usd": (10, [("market_price", "p75_usd_per_gpu_hour")]),
+    "max_usd": (10, [("market_price, market_provider_price", "max_usd_per_gpu_hour")]),
+    "direct_price": (10, [("source_disagreement", "direct_usd_per_gpu_hour")]),
+    "aggregator_price": (10, [("source_disagreement", "aggregator_usd_per_gpu_hour")]),
+}
+_MISSING_COLUMN = re.compile(r'Referenced column "?(\w+)"? not found', re.I)
+
+
+def renamed_hint(message: str) -> str:
+    """`message` (a DuckDB error), with the new name when it names a renamed column."""
+    match = _MISSING_COLUMN.search(message)
+    if not match or match.group(1).lower() not in RENAMED_COLUMNS:
+        return message
+    old = match.group(1).lower()
+    version, news = RENAMED_COLUMNS[old]
+    where = "; ".join(f"{new} in {tables}" for tables, new in news)
+    return f"{message} (renamed in schema version {version}: {old} is now {where})"
 
 
 def migrations() -> list[tuple[int, Path]]:

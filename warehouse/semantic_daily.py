@@ -57,9 +57,9 @@ _CHEAPEST_ROWS = f"""
 _DAY_COLUMNS = ("provider, gpu_model, pricing, source, segment, offering, region, gpu_count, "
                 "price_usd_per_hour, price_usd_per_gpu_hour, capture_id, observed_at, "
                 "carried_days, excluded")
-_COLUMNS = {"day": pl.Date, "gpu_model": pl.String, "usd_per_gpu_hour": pl.Float64,
+_COLUMNS = {"day": pl.Date, "gpu_model": pl.String, "price_usd_per_gpu_hour": pl.Float64,
             "provider": pl.String, "offering": pl.String, "region": pl.String,
-            "pricing": pl.String, "gpu_count": pl.Float64, "usd_per_hour": pl.Float64,
+            "pricing": pl.String, "gpu_count": pl.Float64, "price_usd_per_hour": pl.Float64,
             "source": pl.String, "capture_id": pl.String,
             "observed_at": pl.Datetime("us", "UTC")}
 
@@ -135,8 +135,9 @@ def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, s
     chosen = pricing_set(pricing)
     if chosen == DEFAULT_PRICING and not providers and place.everywhere:
         past = con.execute(
-            "SELECT day, gpu_model, usd_per_gpu_hour, provider, offering, region, pricing, "
-            "gpu_count, usd_per_hour, source, capture_id, observed_at FROM daily_cheapest "
+            "SELECT day, gpu_model, price_usd_per_gpu_hour, provider, offering, region, "
+            "pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at "
+            "FROM daily_cheapest "
             "WHERE day BETWEEN $since AND $until AND day < $today "
             "AND list_contains($models, gpu_model)",
             {"since": since, "until": until, "today": today, "models": gpu_models}).pl()
@@ -151,7 +152,8 @@ def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, s
         frames.append(_cheapest_rows(con, now, today, chosen, gpu_models, providers, place))
     rows = pl.concat(frames) if frames else pl.DataFrame(schema=_COLUMNS)
     keys = ["day", "gpu_model"] if per_model else ["day"]
-    return (rows.sort(*keys, "usd_per_gpu_hour", "provider", "offering", "region", "pricing")
+    return (rows.sort(*keys, "price_usd_per_gpu_hour", "provider", "offering", "region",
+                      "pricing")
             .group_by(keys, maintain_order=True).first().sort(keys))
 
 
@@ -161,10 +163,9 @@ def _cheapest_rows(con: duckdb.DuckDBPyConnection, as_of: datetime, day: date,
     rows = cheapest_at(con, as_of, pricing, gpu_models=gpu_models, providers=providers,
                        place=place)
     return rows.select(
-        pl.lit(day).alias("day"), "gpu_model",
-        pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"), "provider", "offering",
-        "region", "pricing", "gpu_count", pl.col("price_usd_per_hour").alias("usd_per_hour"),
-        "source", "capture_id", "observed_at").cast(_COLUMNS)
+        pl.lit(day).alias("day"), "gpu_model", "price_usd_per_gpu_hour", "provider",
+        "offering", "region", "pricing", "gpu_count", "price_usd_per_hour", "source",
+        "capture_id", "observed_at").cast(_COLUMNS)
 
 
 def segment_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
@@ -172,6 +173,6 @@ def segment_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
     """daily_cheapest_segment rows up to `until`: the cheapest comparable offer per GPU model,
     provider segment and observed day (the board's history lines)."""
     return con.execute(
-        "SELECT gpu_model, segment, day, usd_per_gpu_hour, provider, offering, source "
+        "SELECT gpu_model, segment, day, price_usd_per_gpu_hour, provider, offering, source "
         "FROM daily_cheapest_segment WHERE day <= $until AND list_contains($models, gpu_model) "
         "ORDER BY gpu_model, segment, day", {"until": until, "models": gpu_models}).pl()

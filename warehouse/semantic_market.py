@@ -47,11 +47,13 @@ _STORED = "SELECT * FROM market_provider_price"
 # OFFERS query, or a table of its rows, of one moment), with its lowest and highest offer.
 PROVIDERS = """
 SELECT $day AS day, gpu_model, provider, segment,
-       median(price_usd_per_gpu_hour) AS usd_per_gpu_hour, CAST(count(*) AS INTEGER) AS offers,
+       median(price_usd_per_gpu_hour) AS median_usd_per_gpu_hour,
+       CAST(count(*) AS INTEGER) AS offers,
        CAST(count(DISTINCT offering) AS INTEGER) AS offerings,
        CAST(max(carried_days) AS INTEGER) AS carried_days,
        string_agg(DISTINCT source, ', ' ORDER BY source) AS sources,
-       min(price_usd_per_gpu_hour) AS min_usd, max(price_usd_per_gpu_hour) AS max_usd
+       min(price_usd_per_gpu_hour) AS min_usd_per_gpu_hour,
+       max(price_usd_per_gpu_hour) AS max_usd_per_gpu_hour
 FROM ({offers}) WHERE excluded IS NULL
 GROUP BY ALL ORDER BY gpu_model, provider
 """
@@ -66,9 +68,11 @@ WITH providers AS (
     UNION ALL
     SELECT *, segment AS grp FROM providers
 ), stats AS (
-    SELECT gpu_model, grp AS segment, median(usd_per_gpu_hour) AS median_usd,
-           min(min_usd) AS min_usd, quantile_cont(usd_per_gpu_hour, 0.25) AS p25_usd,
-           quantile_cont(usd_per_gpu_hour, 0.75) AS p75_usd, max(max_usd) AS max_usd,
+    SELECT gpu_model, grp AS segment, median(median_usd_per_gpu_hour) AS median_usd,
+           min(min_usd_per_gpu_hour) AS min_usd,
+           quantile_cont(median_usd_per_gpu_hour, 0.25) AS p25_usd,
+           quantile_cont(median_usd_per_gpu_hour, 0.75) AS p75_usd,
+           max(max_usd_per_gpu_hour) AS max_usd,
            count(*) AS providers, sum(offers) AS offers, sum(offerings) AS offerings,
            first(provider ORDER BY offerings DESC, provider) AS top_provider,
            max(offerings) AS top_offerings,
@@ -95,8 +99,10 @@ WITH providers AS (
     FROM ruled
 )
 SELECT $day AS day, gpu_model, segment,
-       CASE WHEN withheld_reason IS NULL THEN median_usd END AS usd_per_gpu_hour, median_usd,
-       min_usd, p25_usd, p75_usd, max_usd, CAST(providers AS INTEGER) AS providers,
+       CASE WHEN withheld_reason IS NULL THEN median_usd END AS market_usd_per_gpu_hour,
+       median_usd AS median_usd_per_gpu_hour, min_usd AS min_usd_per_gpu_hour,
+       p25_usd AS p25_usd_per_gpu_hour, p75_usd AS p75_usd_per_gpu_hour,
+       max_usd AS max_usd_per_gpu_hour, CAST(providers AS INTEGER) AS providers,
        CAST(offers AS INTEGER) AS offers, dispersion, carried_providers, withheld_reason,
        $pricing_text AS pricing
 FROM reasoned
@@ -108,8 +114,9 @@ MOVES = """
 WITH old AS (SELECT * FROM ({old}) WHERE day = $old_day
 ), new AS (SELECT * FROM ({new}) WHERE day = $new_day
 ), matched AS (
-    SELECT o.gpu_model, o.provider, o.usd_per_gpu_hour AS old_usd,
-           n.usd_per_gpu_hour AS new_usd, greatest(o.carried_days, n.carried_days) AS carried
+    SELECT o.gpu_model, o.provider, o.median_usd_per_gpu_hour AS old_usd,
+           n.median_usd_per_gpu_hour AS new_usd,
+           greatest(o.carried_days, n.carried_days) AS carried
     FROM old o JOIN new n USING (gpu_model, provider)
     WHERE $models IS NULL OR list_contains($models, o.gpu_model)
 ), moves AS (
@@ -122,7 +129,7 @@ WITH old AS (SELECT * FROM ({old}) WHERE day = $old_day
                AS carried
     FROM matched GROUP BY gpu_model
 )
-SELECT gpu_model, matched, old_usd, new_usd,
+SELECT gpu_model, matched, old_usd AS old_usd_per_gpu_hour, new_usd AS new_usd_per_gpu_hour,
        CASE WHEN matched >= $min_providers
             THEN round((new_usd / old_usd - 1) * 100, 2) END AS pct_change,
        median_provider_pct, providers_down, providers_up, carried,
@@ -136,11 +143,11 @@ ORDER BY pct_change NULLS LAST, gpu_model
 COVERAGE = """
 WITH old AS (SELECT * FROM ({old}) WHERE day = $old_day
 ), new AS (SELECT * FROM ({new}) WHERE day = $new_day)
-SELECT gpu_model, provider, segment, change, usd_per_gpu_hour FROM (
-    SELECT n.gpu_model, n.provider, n.segment, 'joined' AS change, n.usd_per_gpu_hour
+SELECT gpu_model, provider, segment, change, median_usd_per_gpu_hour FROM (
+    SELECT n.gpu_model, n.provider, n.segment, 'joined' AS change, n.median_usd_per_gpu_hour
     FROM new n ANTI JOIN old o USING (gpu_model, provider)
     UNION ALL
-    SELECT o.gpu_model, o.provider, o.segment, 'left' AS change, o.usd_per_gpu_hour
+    SELECT o.gpu_model, o.provider, o.segment, 'left' AS change, o.median_usd_per_gpu_hour
     FROM old o ANTI JOIN new n USING (gpu_model, provider))
 WHERE $models IS NULL OR list_contains($models, gpu_model)
 ORDER BY gpu_model, change, provider

@@ -264,7 +264,8 @@ CREATE OR REPLACE VIEW daily_cheapest AS
 SELECT * EXCLUDE (segment, offers), sum(offers) OVER (PARTITION BY day, gpu_model) AS offers
 FROM daily_cheapest_segment
 QUALIFY row_number() OVER (PARTITION BY day, gpu_model
-                           ORDER BY usd_per_gpu_hour, provider, offering, region, pricing) = 1;
+                           ORDER BY price_usd_per_gpu_hour, provider, offering, region,
+                                    pricing) = 1;
 
 -- Where a direct source and an aggregator disagree by more than 10 % on a provider's GPU price.
 CREATE OR REPLACE VIEW source_disagreement AS
@@ -274,7 +275,8 @@ WITH cheapest AS (
     WHERE gpu_model <> 'unknown' AND NOT gpu_only
     GROUP BY ALL
 )
-SELECT d.provider, d.gpu_model, d.pricing, d.price AS direct_price, a.price AS aggregator_price,
+SELECT d.provider, d.gpu_model, d.pricing, d.price AS direct_usd_per_gpu_hour,
+       a.price AS aggregator_usd_per_gpu_hour,
        round(100 * (a.price - d.price) / d.price, 1) AS pct_difference
 FROM cheapest d JOIN cheapest a
   ON a.provider = d.provider AND a.gpu_model = d.gpu_model AND a.pricing = d.pricing
@@ -291,3 +293,14 @@ SELECT q.source, q.provider, q.gpu_name, count(*) AS rows
 FROM quarantine q JOIN last_parse USING (source, run_id)
 WHERE q.gpu_model = 'unknown'
 GROUP BY ALL;
+
+-- What each view answers (CREATE OR REPLACE drops a view's comment: set again on every open).
+COMMENT ON VIEW capture_seen IS 'Every stored capture per source, from the run record: when first stored, rows, last seen.';
+COMMENT ON VIEW latest_capture IS 'The capture each source''s prices currently come from (the one its latest confirming run saw).';
+COMMENT ON VIEW latest_price IS 'THE current price of every offering now (current_price_at(now())): one source per provider x GPU x pricing, with stale (not seen within 48 h) and carried_days.';
+COMMENT ON VIEW latest_price_all_sources IS 'Every source''s prices in force now, aggregators included, no precedence (cross-checks).';
+COMMENT ON VIEW source_status IS 'Per source: last run, last success, rows, what the last parse skipped and the screens held, and whether its prices are stale now.';
+COMMENT ON VIEW price_move IS 'The price moves that count: a move of the source that spoke for the offering that day, of a whole, known-GPU offering; per hour and per GPU-hour.';
+COMMENT ON VIEW daily_cheapest IS 'THE cheapest comparable offer per GPU model and observed day (default pricing set), with its provenance.';
+COMMENT ON VIEW source_disagreement IS 'Where a direct source and an aggregator disagree by more than 10 % on a provider''s GPU price.';
+COMMENT ON VIEW unknown_gpu IS 'Provider GPU names the catalog could not place, in each source''s last parse (quarantined rows).';

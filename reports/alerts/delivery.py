@@ -6,6 +6,7 @@ No warehouse here: what was sent is remembered by reports.alerts.state.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable
 
 from reports.alerts.config import AlertConfig
@@ -37,7 +38,9 @@ def deliver(events: list[AlertEvent], config: AlertConfig) -> None:
     Each event's `delivered` lists where it went (a failed channel says FAILED)."""
     for event in events:
         text = f"ALERT [{event.rule}] {event.message}"
-        print(text)  # stdout; inside the refresh flow (log_prints) also a Prefect log line
+        # stderr: stdout is for the command's output (one JSON document with -f json);
+        # inside the refresh flow (log_prints) also a Prefect log line
+        print(text, file=sys.stderr)
         log.info(text)
         event.delivered.append("log")
         if config.apprise_urls:

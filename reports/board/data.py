@@ -63,18 +63,19 @@ def tile_rows(prices: Prices, market: pl.DataFrame, moves: Moves,
     cheapest = prices.cheapest(gpu_models=gpus).select(
         "gpu_model", pl.col("price_usd_per_gpu_hour").alias("cheapest_usd"),
         pl.col("provider").alias("cheapest_provider"))
-    move = moves.moves.select("gpu_model", pl.col("old_usd"), "pct_change", "matched",
+    move = moves.moves.select("gpu_model", pl.col("old_usd_per_gpu_hour").alias("old_usd"),
+                              "pct_change", "matched",
                               pl.col("withheld_reason").alias("move_withheld"))
-    published = pl.col("usd_per_gpu_hour").is_not_null()
+    published = pl.col("market_usd_per_gpu_hour").is_not_null()
     order = {m: i for i, m in enumerate(gpus)}
     return (
         market.filter((pl.col("segment") == ALL) & pl.col("gpu_model").is_in(gpus))
-        .select("gpu_model", "usd_per_gpu_hour", "providers", "withheld_reason")
+        .select("gpu_model", "market_usd_per_gpu_hour", "providers", "withheld_reason")
         .join(cheapest, on="gpu_model", how="left")
         .join(move, on="gpu_model", how="left")
         .select(
             "gpu_model",
-            pl.when(published).then(pl.col("usd_per_gpu_hour"))
+            pl.when(published).then(pl.col("market_usd_per_gpu_hour"))
             .otherwise(pl.col("cheapest_usd")).alias("usd_per_gpu_hour"),
             pl.when(published).then(None).otherwise(pl.col("cheapest_provider"))
             .alias("provider"),
@@ -97,7 +98,8 @@ def price_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
 
     Daily for the last DAILY_POINTS_DAYS, then one point per ISO week (its last observed day).
     """
-    frame = segment_history(con, gpu_models, until=until)
+    frame = segment_history(con, gpu_models, until=until).rename(
+        {"price_usd_per_gpu_hour": "usd_per_gpu_hour"})
     recent = pl.col("day") > pl.lit(until - timedelta(days=DAILY_POINTS_DAYS))
     frame = (frame.with_columns(pl.when(recent).then(pl.col("day"))
                                 .otherwise(pl.col("day").dt.truncate("1w")).alias("bucket"))

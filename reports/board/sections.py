@@ -206,7 +206,7 @@ def tables(con: duckdb.DuckDBPyConnection, data: WeekData,
             _text("offering", "offering"),
             Col("GPUs", lambda r: f"{number(r['gpu_count'])}× {r['gpu_model']}"
                 if r["gpu_model"] else None, lambda r: r["gpu_count"], numeric=True),
-            _num("total VRAM GB", "total_vram_gb"), _usd("$/hour", "usd_per_hour")],
+            _num("total VRAM GB", "total_vram_gb"), _usd("$/hour", "price_usd_per_hour")],
             fit.to_dicts(), table_id="fit-table"),
         "rent": rent, "usd_per_kwh": USD_PER_KWH,
     }

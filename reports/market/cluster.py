@@ -71,7 +71,7 @@ def cluster_quotes(prices: Prices, market: pl.DataFrame, gpu_models: list[str], 
                 pl.col("total_usd").alias("reserved_total_usd"))
     )
     yardstick = market.filter(pl.col("segment") == ALL).select(
-        "gpu_model", pl.col("usd_per_gpu_hour").alias("market_usd_per_gpu_hour"),
+        "gpu_model", "market_usd_per_gpu_hour",
         pl.col("withheld_reason").alias("market_withheld"))
     return (
         largest.join(reserved, on=["provider", "gpu_model"], how="left")

@@ -85,16 +85,18 @@ def _stage_two(market: pl.DataFrame, providers: pl.DataFrame, segment: str) -> l
         return []
     m = row[0]
     chosen = providers if segment == "all" else providers.filter(pl.col("segment") == segment)
-    values = sorted(chosen["usd_per_gpu_hour"].to_list())
+    values = sorted(chosen["median_usd_per_gpu_hour"].to_list())
     label = "across providers" if segment == "all" else f"segment {segment}"
-    lines = [f"{label}: {_median_of(values)} = {m['median_usd']:.4f}",
-             f"  min {m['min_usd']:.4f}, p25 {m['p25_usd']:.4f}, p75 {m['p75_usd']:.4f}, "
-             f"max {m['max_usd']:.4f}; dispersion ({m['p75_usd']:.4f} - {m['p25_usd']:.4f}) / "
-             f"{m['median_usd']:.4f} = {m['dispersion']:.2f}"]
+    median, low, high = (m["median_usd_per_gpu_hour"], m["min_usd_per_gpu_hour"],
+                         m["max_usd_per_gpu_hour"])
+    p25, p75 = m["p25_usd_per_gpu_hour"], m["p75_usd_per_gpu_hour"]
+    lines = [f"{label}: {_median_of(values)} = {median:.4f}",
+             f"  min {low:.4f}, p25 {p25:.4f}, p75 {p75:.4f}, max {high:.4f}; dispersion "
+             f"({p75:.4f} - {p25:.4f}) / {median:.4f} = {m['dispersion']:.2f}"]
     if m["withheld_reason"]:
         lines.append(f"  withheld: {m['withheld_reason']}")
     else:
-        lines.append(f"  published: {_usd(m['usd_per_gpu_hour'])}/GPU-hour "
+        lines.append(f"  published: {_usd(m['market_usd_per_gpu_hour'])}/GPU-hour "
                      f"({m['providers']} providers, {m['offers']} offers)")
     return lines
 
@@ -136,7 +138,7 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
             carried = (f" (carried forward {p['carried_days']} day(s))"
                        if p["carried_days"] else "")
             lines.append(f"  {p['provider']} [{p['segment']}]: {_median_of(values)} = "
-                         f"{p['usd_per_gpu_hour']:.4f}{carried}")
+                         f"{p['median_usd_per_gpu_hour']:.4f}{carried}")
         model_market = market.filter(pl.col("gpu_model") == model)
         for segment in model_market["segment"].to_list():
             lines += _stage_two(model_market, mine_providers, segment)

@@ -55,8 +55,7 @@ def fitting_offers(prices: Prices, needed_gb: float) -> pl.DataFrame:
         .filter(pl.col("total_vram_gb") >= needed_gb)
         .sort("price_usd_per_hour", "gpu_count", "provider", "offering", "region")
         .select("provider", "offering", "gpu_model", "gpu_count", "gpu_memory_gb",
-                "total_vram_gb", "region", "pricing",
-                pl.col("price_usd_per_hour").alias("usd_per_hour"))
+                "total_vram_gb", "region", "pricing", "price_usd_per_hour")
     )
 
 
@@ -74,11 +73,11 @@ def fit_matrix(prices: Prices, sizes: tuple[float, ...] = MODEL_SIZES_B,
                          "gpu_model": offer.get("gpu_model"),
                          "gpu_count": offer.get("gpu_count"),
                          "total_vram_gb": offer.get("total_vram_gb"),
-                         "usd_per_hour": offer.get("usd_per_hour")})
+                         "price_usd_per_hour": offer.get("price_usd_per_hour")})
     return pl.DataFrame(rows, schema={
         "params_b": pl.Float64, "method": pl.String, "vram_needed_gb": pl.Float64,
         "provider": pl.String, "offering": pl.String, "gpu_model": pl.String,
-        "gpu_count": pl.Float64, "total_vram_gb": pl.Float64, "usd_per_hour": pl.Float64})
+        "gpu_count": pl.Float64, "total_vram_gb": pl.Float64, "price_usd_per_hour": pl.Float64})
 
 
 def fit_section(prices: Prices) -> str:
@@ -94,7 +93,7 @@ def fit_section(prices: Prices) -> str:
           f"{r['provider']} {r['offering']}" if r["provider"] else "no offer fits",
           f"{number(r['gpu_count'])}x {r['gpu_model']}" if r["gpu_model"] else "–",
           f"{number(r['total_vram_gb'])} GB" if r["total_vram_gb"] else "–",
-          money(r["usd_per_hour"])] for r in frame.to_dicts()],
+          money(r["price_usd_per_hour"])] for r in frame.to_dicts()],
         [False, False, True, False, False, True, True],
     ))
     parts.append("")

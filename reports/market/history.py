@@ -28,7 +28,7 @@ def series_points(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, sinc
     points = cheapest_history(con, gpu_models, since=since, until=until, pricing=pricing,
                               providers=providers, now=now, place=place)
     return points.select(
-        "day", pl.col("usd_per_gpu_hour").round(4), "gpu_model", "provider", "offering",
+        "day", pl.col("price_usd_per_gpu_hour").round(4), "gpu_model", "provider", "offering",
         "region", "pricing", "source", pl.col("capture_id").str.slice(0, 12).alias("capture"),
         "observed_at")
 

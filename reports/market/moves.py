@@ -30,7 +30,7 @@ PERIOD_DAYS = {"week": 7, "month": 30}
 class Moves:
     old_day: date
     new_day: date
-    moves: pl.DataFrame     # per GPU model: matched, old_usd, new_usd, pct_change (or withheld)
+    moves: pl.DataFrame     # per GPU model: matched, old_ and new_usd_per_gpu_hour, pct_change
     coverage: pl.DataFrame  # providers that joined or left
 
     def published(self) -> pl.DataFrame:
@@ -69,7 +69,8 @@ def market_moves_markdown(moves: Moves, *, limit: int = 15) -> list[str]:
     parts.append(table(
         ["GPU", "matched providers", "old", "new", "change", "median provider change",
          "down / up", "carried forward"],
-        [[r["gpu_model"], r["matched"], money(r["old_usd"]), money(r["new_usd"]),
+        [[r["gpu_model"], r["matched"], money(r["old_usd_per_gpu_hour"]),
+          money(r["new_usd_per_gpu_hour"]),
           pct(r["pct_change"]), pct(r["median_provider_pct"]),
           f"{r['providers_down']} / {r['providers_up']}", ", ".join(r["carried"]) or "–"]
          for r in moved.head(limit).to_dicts()],
@@ -83,7 +84,7 @@ def market_moves_markdown(moves: Moves, *, limit: int = 15) -> list[str]:
     parts.append(table(
         ["GPU", "provider", "segment", "change", "$/GPU-h"],
         [[r["gpu_model"], r["provider"], r["segment"], r["change"],
-          money(r["usd_per_gpu_hour"])] for r in coverage.head(limit).to_dicts()],
+          money(r["median_usd_per_gpu_hour"])] for r in coverage.head(limit).to_dicts()],
         [False, False, False, False, True]) if coverage.height else "None.")
     if coverage.height > limit:
         parts.append(f"\n({coverage.height - limit} more.)")

@@ -111,6 +111,5 @@ def cheapest_offers(
         offers = offers.filter(pl.col("provider").is_in(providers))
     return offers.sort(pl.col("excluded").is_not_null(), *Prices.ORDER).select(
         "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
-        pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
-        pl.col("price_usd_per_hour").alias("usd_per_hour"), "available", "stock",
-        "gpus_available", "carried_days", "source")
+        "price_usd_per_gpu_hour", "price_usd_per_hour", "available", "stock", "gpus_available",
+        "carried_days", "source")

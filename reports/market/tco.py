@@ -214,7 +214,8 @@ def rental_yardsticks(prices: Prices, market: pl.DataFrame
     """(published market $/GPU-hour per model, (price, provider) of the cheapest rental per
     model); `market`: the day's market values."""
     published = market.filter((pl.col("segment") == ALL)
-                              & pl.col("usd_per_gpu_hour").is_not_null())
-    return (dict(zip(published["gpu_model"], published["usd_per_gpu_hour"], strict=True)),
+                              & pl.col("market_usd_per_gpu_hour").is_not_null())
+    return (dict(zip(published["gpu_model"], published["market_usd_per_gpu_hour"],
+                     strict=True)),
             {r["gpu_model"]: (r["rent_usd_per_hour"], r["rent_provider"])
              for r in cheapest_rental(prices).to_dicts()})

@@ -15,7 +15,9 @@ from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
 from warehouse.semantic_market import stored_market
 
-__all__ = ["market_by_geo", "market_of", "market_section", "segments"]
+__all__ = ["MARKET", "market_by_geo", "market_of", "market_section", "segments"]
+
+MARKET = "market_usd_per_gpu_hour"  # THE market price column (market_price)
 
 
 def segments() -> list[str]:
@@ -52,14 +54,14 @@ def market_section(market: pl.DataFrame) -> str:
     (`market`: the day's rows of every segment)."""
     overall = market.filter(pl.col("segment") == ALL)
     by_segment = (market.filter((pl.col("segment") != ALL)
-                                & pl.col("usd_per_gpu_hour").is_not_null())
+                                & pl.col(MARKET).is_not_null())
                   .sort("segment")
                   .group_by("gpu_model", maintain_order=True)
                   .agg(pl.format("{} {}", pl.col("segment"),
-                                 pl.col("usd_per_gpu_hour").round(2)).str.join(", ")
+                                 pl.col(MARKET).round(2)).str.join(", ")
                        .alias("segments")))
     rows = overall.join(by_segment, on="gpu_model", how="left").sort(
-        pl.col("usd_per_gpu_hour").is_null(), pl.col("providers"), "gpu_model",
+        pl.col(MARKET).is_null(), pl.col("providers"), "gpu_model",
         descending=[False, True, False])
     parts = ["## 9. Market price per GPU", "",
              "Median over providers of each provider's median $/GPU-hour over its comparable "
@@ -72,8 +74,9 @@ def market_section(market: pl.DataFrame) -> str:
     parts.append(table(
         ["GPU", "market", "min", "p25-p75", "providers", "offers", "segment medians",
          "withheld because"],
-        [[r["gpu_model"], money(r["usd_per_gpu_hour"]), money(r["min_usd"]),
-          f"{money(r['p25_usd'])}-{money(r['p75_usd'])}", r["providers"], r["offers"],
+        [[r["gpu_model"], money(r[MARKET]), money(r["min_usd_per_gpu_hour"]),
+          f"{money(r['p25_usd_per_gpu_hour'])}-{money(r['p75_usd_per_gpu_hour'])}",
+          r["providers"], r["offers"],
           r["segments"] or "–", r["withheld_reason"] or ""] for r in rows.to_dicts()],
         [False, True, True, True, True, True, False, False]))
     parts.append("")

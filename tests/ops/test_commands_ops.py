@@ -36,7 +36,7 @@ def test_backfill_export_reparse_alerts_commands(tmp_path: Path) -> None:
     exported = runner.invoke(app, ["export", str(out), "--format", "csv", *wh])
     assert exported.exit_code == 0, exported.output
     assert "24 observations in 6 partitions" in exported.output
-    assert (out / "observations" / "provider=runpod" / "month=2024-03" / "data_0.csv").exists()
+    assert (out / "observations" / "day=2024-03-01" / "provider=runpod" / "data_0.csv").exists()
 
     reparsed = runner.invoke(app, ["reparse", "--source", "skypilot", "--since", "2024-02-01",
                                    *wh, "-f", "csv"])

@@ -22,8 +22,9 @@ from warehouse.connection import WarehouseBusy, connect_read_only, open_warehous
 from warehouse.export import export
 from warehouse.snapshot import read_dir
 
-PARTITIONS = [("lambda", "2024-01", 4), ("lambda", "2024-02", 4), ("lambda", "2024-03", 4),
-              ("runpod", "2024-01", 4), ("runpod", "2024-02", 4), ("runpod", "2024-03", 4)]
+PARTITIONS = [("2024-01-01", "lambda", 4), ("2024-01-01", "runpod", 4),
+              ("2024-02-01", "lambda", 4), ("2024-02-01", "runpod", 4),
+              ("2024-03-01", "lambda", 4), ("2024-03-01", "runpod", 4)]
 
 
 @pytest.fixture
@@ -46,13 +47,14 @@ def test_export_reads_back_in_duckdb_and_polars(history_warehouse: Path, tmp_pat
     finally:
         con.close()
     assert (result.observations, result.partitions) == (24, 6)
-    assert result.files == {"observations/": 24, f"latest_price.{fmt}": 8,
-                            f"daily_cheapest.{fmt}": 9}
-    assert (out / "observations" / "provider=lambda" / "month=2024-02" / f"data_0.{fmt}").exists()
+    assert result.files["observations/"] == 24 and result.files[f"latest_price.{fmt}"] == 8
+    assert result.files[f"daily_cheapest.{fmt}"] == 9
+    assert (out / "observations" / "day=2024-02-01" / "provider=lambda" / f"data_0.{fmt}"
+            ).exists()
 
     reader = "read_parquet" if fmt == "parquet" else "read_csv"
     glob = str(out / "observations" / "**" / f"*.{fmt}")
-    rows = duckdb.sql(f"SELECT provider, month, count(*) FROM {reader}('{glob}', "
+    rows = duckdb.sql(f"SELECT day::VARCHAR, provider, count(*) FROM {reader}('{glob}', "
                       "hive_partitioning = true) GROUP BY ALL ORDER BY ALL").fetchall()
     assert rows == PARTITIONS
 
@@ -60,7 +62,7 @@ def test_export_reads_back_in_duckdb_and_polars(history_warehouse: Path, tmp_pat
         frame = pl.read_parquet(out / "observations", hive_partitioning=True)
     else:
         frame = pl.read_csv(glob, try_parse_dates=True)  # polars reads every file of the glob
-        assert "month" not in frame.columns  # the folder names carry provider and month
+        assert "day" not in frame.columns  # the folder names carry day and provider
     assert frame.height == 24
     assert total is not None
     assert frame["price_usd_per_hour"].sum() == pytest.approx(total[0])

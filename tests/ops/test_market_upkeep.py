@@ -22,7 +22,7 @@ def stored(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
 
 
 def h100_min(con: duckdb.DuckDBPyConnection, day: str) -> object:
-    row = con.execute("SELECT min_usd FROM market_price WHERE gpu_model = 'H100 PCIe' "
+    row = con.execute("SELECT min_usd_per_gpu_hour FROM market_price WHERE gpu_model = 'H100 PCIe' "
                       "AND segment = 'all' AND day = ?", [date.fromisoformat(day)]).fetchone()
     return row[0] if row else None
 

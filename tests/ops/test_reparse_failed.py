@@ -159,8 +159,9 @@ def test_reparse_command_lands_a_failed_capture(tmp_path: Path, warehouse_path: 
     with open_warehouse(warehouse_path) as con:
         assert history(con) == [(JUNE[0], 4, 0.12), (JUNE[1], 6, 0.11)]
         # The market tables were brought up for the landed day (by the landing append itself).
-        market = con.execute("SELECT day, min_usd FROM market_price WHERE segment = 'all' "
-                             "AND gpu_model = 'RTX 4090' ORDER BY day").fetchall()
+        market = con.execute("SELECT day, min_usd_per_gpu_hour FROM market_price "
+                             "WHERE segment = 'all' AND gpu_model = 'RTX 4090' ORDER BY day"
+                             ).fetchall()
         # (min: the lowest counted offer, 0.39 of 0.39 and 0.44 on June 2)
         assert market[:2] == [(JUNE[0].date(), pytest.approx(0.41)),
                               (JUNE[1].date(), pytest.approx(0.39))]

@@ -208,7 +208,7 @@ def test_cheapest_in_stock(warehouse: Path) -> None:
     assert [(r["provider"], r["stock"]) for r in every[:3]] == [
         ("coreweave", "unknown"), ("voltagepark", "low"), ("runpod", "low")]
     in_stock = _csv("cheapest", "--gpu", "H100", "--in-stock", "-w", str(warehouse))
-    assert [(r["provider"], r["usd_per_gpu_hour"], r["stock"]) for r in in_stock] == [
+    assert [(r["provider"], r["price_usd_per_gpu_hour"], r["stock"]) for r in in_stock] == [
         ("voltagepark", "2.2", "low"), ("runpod", "2.49", "low"),
         ("lambda", "3.29", "available")]
 

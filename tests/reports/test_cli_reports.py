@@ -37,13 +37,13 @@ def run_csv(*args: str) -> list[dict[str, str]]:
 
 def test_cheapest_by_family_and_filters(warehouse: str) -> None:
     found = run_csv("cheapest", "--gpu", "h100", "-w", warehouse)
-    assert [(r["provider"], r["offering"], r["usd_per_gpu_hour"]) for r in found] == [
+    assert [(r["provider"], r["offering"], r["price_usd_per_gpu_hour"]) for r in found] == [
         ("vastai", "h100-x2", "2.0"), ("lambda", "gpu_1x_h100_pcie", "2.49"),
         ("lambda", "gpu_8x_h100_sxm5", "2.99")]
     tier = run_csv("cheapest", "--tier", "24 GB", "--pricing", "interruptible", "-w", warehouse)
-    assert [(r["offering"], r["usd_per_gpu_hour"]) for r in tier] == [("4090-a", "0.25")]
+    assert [(r["offering"], r["price_usd_per_gpu_hour"]) for r in tier] == [("4090-a", "0.25")]
     limited = run_csv("cheapest", "--min-vram", "40", "--limit", "2", "-w", warehouse)
-    assert [r["usd_per_gpu_hour"] for r in limited] == ["0.9", "1.1"]
+    assert [r["price_usd_per_gpu_hour"] for r in limited] == ["0.9", "1.1"]
 
 
 def test_option_values_are_data_not_sql(warehouse: str) -> None:
@@ -70,7 +70,7 @@ def test_history_sparkline_and_plot(warehouse: str, tmp_path: Path) -> None:
     assert "█▁  $0.40 .. $0.50 per GPU-hour" in result.output
     assert png.read_bytes()[:4] == b"\x89PNG"
     days = run_csv("history", "RTX 4090", "-w", warehouse)
-    assert [r["usd_per_gpu_hour"] for r in days] == ["0.5", "0.4"]
+    assert [r["price_usd_per_gpu_hour"] for r in days] == ["0.5", "0.4"]
 
 
 def test_scenario_named_and_ad_hoc(warehouse: str) -> None:

@@ -169,10 +169,10 @@ def test_every_view_gives_the_same_answer(generated: tuple[int, list, list[Captu
                 assert not history or history[-1]["day"] != as_of.date().isoformat()
                 continue
             best = rows[0]
-            usd = float(best["usd_per_gpu_hour"])
+            usd = float(best["price_usd_per_gpu_hour"])
             # never an offer that cannot be rented now, nor a slice shown as a whole GPU
             assert best["available"] != "false" and float(best["gpu_count"]) >= 1
-            assert float(history[-1]["usd_per_gpu_hour"]) == pytest.approx(usd, abs=1e-4)
+            assert float(history[-1]["price_usd_per_gpu_hour"]) == pytest.approx(usd, abs=1e-4)
             assert history[-1]["day"] == as_of.date().isoformat()
             [event] = alerts[gpu]
             assert f"is {money(usd)}/GPU-h at {best['provider']} {best['offering']}" \
@@ -183,9 +183,9 @@ def test_every_view_gives_the_same_answer(generated: tuple[int, list, list[Captu
                 assert on_board == usd
             tile = _tile(board, gpu)
             row = market.get(gpu)
-            if row and row["usd_per_gpu_hour"]:  # published: the same in all three views
-                value = float(row["usd_per_gpu_hour"])
-                assert float(row["min_usd"]) == usd  # the lowest counted offer
+            if row and row["market_usd_per_gpu_hour"]:  # published: the same in all 3 views
+                value = float(row["market_usd_per_gpu_hour"])
+                assert float(row["min_usd_per_gpu_hour"]) == usd  # the lowest counted offer
                 section = report.split("## 9.")[1]
                 assert f"| {gpu} | {money(value)} | {money(usd)} |" in section
                 if tile:

@@ -93,7 +93,7 @@ def test_history_changes_and_the_documented_queries(warehouse_path: Path) -> Non
     result = runner.invoke(app, ["history", "H100", "-w", wh, "--format", "csv"])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert lines[0].startswith("day,usd_per_gpu_hour,gpu_model,provider,offering,region,"
+    assert lines[0].startswith("day,price_usd_per_gpu_hour,gpu_model,provider,offering,region,"
                                "pricing,source,capture,observed_at")
     assert len(lines) >= 4 and all(re.search(r",[0-9a-f]{12},", ln) for ln in lines[1:])
     since = (now - timedelta(days=30)).date().isoformat()

@@ -100,15 +100,16 @@ def test_row_3_the_cheapest_h100_sxm_is_one_offer_and_never_an_unavailable_one(
     """Was: `cheapest` $2.05, while the alert, history, daily_cheapest, the report and the
     board gave Vast's unavailable $1.89."""
     first = cli(demo, "cheapest", "--gpu", "H100 SXM")[0]
-    answer = (first["provider"], float(first["usd_per_gpu_hour"]))
+    answer = (first["provider"], float(first["price_usd_per_gpu_hour"]))
     # Voltage Park's own price API (voltagepark-api's bundled example: Ethernet $1.99/GPU-h)
     # speaks for it now; before that source existed its page said $2.05.
     assert answer == ("voltagepark", DEMO_H100_SXM)
     assert cli(demo, "history", "H100 SXM")[-1]["provider"] == "voltagepark"
-    assert float(cli(demo, "history", "H100 SXM")[-1]["usd_per_gpu_hour"]) == DEMO_H100_SXM
-    today = cli(demo, "query", "SELECT provider, usd_per_gpu_hour FROM daily_cheapest "
+    assert float(cli(demo, "history", "H100 SXM")[-1]["price_usd_per_gpu_hour"]) == \
+        DEMO_H100_SXM
+    today = cli(demo, "query", "SELECT provider, price_usd_per_gpu_hour FROM daily_cheapest "
                 "WHERE gpu_model = 'H100 SXM' ORDER BY day DESC LIMIT 1")
-    assert (today[0]["provider"], float(today[0]["usd_per_gpu_hour"])) == answer
+    assert (today[0]["provider"], float(today[0]["price_usd_per_gpu_hour"])) == answer
     con = connect_read_only(demo)
     try:
         [event] = evaluate(con, [Rule("h100", "cheapest_below", gpu="H100 SXM",
@@ -173,8 +174,8 @@ def test_row_7_market_min_is_the_lowest_counted_offer_and_counts_agree(
     in `market`."""
     market = {r["gpu_model"]: r for r in cli(demo, "market", "--segment", "all")}
     h100 = market["H100 SXM"]
-    assert float(h100["min_usd"]) == float(cli(demo, "cheapest", "--gpu", "H100 SXM")[0][
-        "usd_per_gpu_hour"]) == DEMO_H100_SXM
+    assert float(h100["min_usd_per_gpu_hour"]) == float(cli(
+        demo, "cheapest", "--gpu", "H100 SXM")[0]["price_usd_per_gpu_hour"]) == DEMO_H100_SXM
     for gpu in re.findall(r'<article class="tile" data-gpu="([^"]+)"', views["board"]):
         _, shown = tile(views["board"], gpu)
         assert f"{market[gpu]['providers']} providers" in shown
@@ -219,8 +220,8 @@ def test_row_10_one_pricing_set_answers_every_command(demo: Path) -> None:
     """Was: "cheapest A100 80GB" $1.30 in `history`/`summary` (on-demand), $1.19 in `cheapest`
     and `explain` (with community and serverless)."""
     cheapest = cli(demo, "cheapest", "--gpu", "A100 80GB")[0]
-    price = float(cheapest["usd_per_gpu_hour"])
-    assert float(cli(demo, "history", "A100 80GB")[-1]["usd_per_gpu_hour"]) == price
+    price = float(cheapest["price_usd_per_gpu_hour"])
+    assert float(cli(demo, "history", "A100 80GB")[-1]["price_usd_per_gpu_hour"]) == price
     summary = runner.invoke(app, ["summary", "-w", str(demo), "--format", "csv"]).output
     assert f"A100 80GB,{cheapest['provider']},{cheapest['offering']}" in summary
     explained = runner.invoke(app, ["explain", "cheapest", "A100 80GB", "-w", str(demo)]).output
@@ -228,8 +229,8 @@ def test_row_10_one_pricing_set_answers_every_command(demo: Path) -> None:
     # the one flag changes it everywhere alike
     on_demand = cli(demo, "cheapest", "--gpu", "A100 80GB", "--pricing", "on_demand")[0]
     history = cli(demo, "history", "A100 80GB", "--pricing", "on_demand")[-1]
-    assert on_demand["usd_per_gpu_hour"] == history["usd_per_gpu_hour"]
-    assert float(on_demand["usd_per_gpu_hour"]) >= price
+    assert on_demand["price_usd_per_gpu_hour"] == history["price_usd_per_gpu_hour"]
+    assert float(on_demand["price_usd_per_gpu_hour"]) >= price
 
 
 def test_row_11_alert_gpu_names_resolve_like_the_cli(demo: Path) -> None:
@@ -253,9 +254,9 @@ def test_the_market_price_is_one_number(demo: Path, views: dict[str, str]) -> No
     market = {r["gpu_model"]: r for r in cli(demo, "market", "--segment", "all")}
     report = views["report"].split("## 9.")[1].split("## 10.")[0]
     for gpu, row in market.items():
-        if not row["usd_per_gpu_hour"]:
+        if not row["market_usd_per_gpu_hour"]:
             continue
-        usd = float(row["usd_per_gpu_hour"])
+        usd = float(row["market_usd_per_gpu_hour"])
         assert f"| {gpu} | {money(usd)} |" in report
         if f'data-gpu="{gpu}" data-usd' in views["board"]:
             assert tile(views["board"], gpu)[0] == pytest.approx(usd)
@@ -269,4 +270,4 @@ def test_prices_object_is_what_the_commands_read(demo: Path) -> None:
         con.close()
     assert cheapest.height == 1
     first = cli(demo, "cheapest", "--gpu", "L40S")[0]
-    assert float(first["usd_per_gpu_hour"]) == cheapest["price_usd_per_gpu_hour"][0]
+    assert float(first["price_usd_per_gpu_hour"]) == cheapest["price_usd_per_gpu_hour"][0]

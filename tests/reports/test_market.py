@@ -68,21 +68,22 @@ def test_one_vote_per_provider_however_many_regional_rows(build: Builder) -> Non
                                                 count=8)])
     providers, market = market_at(build.con, day_end(DAY0))
     row = overall(market)
-    assert row["usd_per_gpu_hour"] == pytest.approx(4.50)
+    assert row["market_usd_per_gpu_hour"] == pytest.approx(4.50)
     # min and max: the lowest and highest counted offer (azure's $96/8 = $12 row), not the
     # lowest and highest provider median
-    assert (row["min_usd"], row["max_usd"]) == (pytest.approx(2.50), pytest.approx(12.0))
-    assert row["p25_usd"] == pytest.approx(2.875)
-    assert row["p75_usd"] == pytest.approx(7.25)
+    assert (row["min_usd_per_gpu_hour"], row["max_usd_per_gpu_hour"]) == (pytest.approx(2.50),
+                                                                    pytest.approx(12.0))
+    assert row["p25_usd_per_gpu_hour"] == pytest.approx(2.875)
+    assert row["p75_usd_per_gpu_hour"] == pytest.approx(7.25)
     assert row["dispersion"] == pytest.approx(4.375 / 4.5)
     assert (row["providers"], row["offers"], row["withheld_reason"]) == (4, 303, None)
     azure = providers.filter(pl.col("provider") == "azure").to_dicts()[0]
-    assert (azure["usd_per_gpu_hour"], azure["offers"], azure["offerings"]) == (11.0, 300, 1)
+    assert (azure["median_usd_per_gpu_hour"], azure["offers"], azure["offerings"]) == (11.0, 300, 1)
     # The neocloud segment: lambda $3 and coreweave $6 -> $4.50 (2 providers suffice there).
     neo = market.filter(pl.col("segment") == "neocloud").to_dicts()[0]
-    assert (neo["usd_per_gpu_hour"], neo["providers"]) == (pytest.approx(4.5), 2)
+    assert (neo["market_usd_per_gpu_hour"], neo["providers"]) == (pytest.approx(4.5), 2)
     hyper = market.filter(pl.col("segment") == "hyperscaler").to_dicts()[0]
-    assert hyper["usd_per_gpu_hour"] is None
+    assert hyper["market_usd_per_gpu_hour"] is None
     assert hyper["withheld_reason"] == "only 1 provider(s) quote it; the rule needs 2"
 
 
@@ -100,8 +101,8 @@ def test_an_outlier_listing_is_left_out_with_its_reason(build: Builder) -> None:
     assert (cheap["excluded"], cheap["preliminary_usd"]) == ("outlier", pytest.approx(2.00))
     _, market = market_at(build.con, day_end(DAY0))
     row = overall(market)
-    assert row["usd_per_gpu_hour"] == pytest.approx(2.20)
-    assert (row["offers"], row["min_usd"]) == (3, pytest.approx(2.00))
+    assert row["market_usd_per_gpu_hour"] == pytest.approx(2.20)
+    assert (row["offers"], row["min_usd_per_gpu_hour"]) == (3, pytest.approx(2.00))
 
 
 def test_exclusion_reasons(build: Builder) -> None:
@@ -140,7 +141,7 @@ def test_a_source_missing_a_day_is_carried_forward_and_never_a_move(build: Build
     values = [market_at(build.con, day_end(d)) for d in days]
     # Every day: median of 2, 3, 4 = $3, three providers; b (seen 36 h before the end of day
     # 1, within the 48 h freshness limit) carried forward and flagged on day 1.
-    assert [overall(m)["usd_per_gpu_hour"] for _, m in values] == [3.0] * 3
+    assert [overall(m)["market_usd_per_gpu_hour"] for _, m in values] == [3.0] * 3
     assert [overall(m)["carried_providers"] for _, m in values] == [[], ["b"], []]
     b_days = [p.filter(pl.col("provider") == "b")["carried_days"].item() for p, _ in values]
     assert b_days == [0, 1, 0]
@@ -185,15 +186,16 @@ def test_a_provider_joining_mid_week_is_coverage_not_a_price_move(build: Builder
     build.capture("d", at(now), [offer("d", "h100", "H100 SXM", 1.0)])
     _, old_market = market_at(build.con, day_end(week_ago))
     _, new_market = market_at(build.con, day_end(now))
-    assert overall(old_market)["usd_per_gpu_hour"] == 3.0
-    assert overall(new_market)["usd_per_gpu_hour"] == 2.5
+    assert overall(old_market)["market_usd_per_gpu_hour"] == 3.0
+    assert overall(new_market)["market_usd_per_gpu_hour"] == 2.5
     move = market_moves(build.con, week_ago, now, config=RULES).to_dicts()[0]
-    assert (move["matched"], move["old_usd"], move["new_usd"], move["pct_change"]) == \
+    assert (move["matched"], move["old_usd_per_gpu_hour"], move["new_usd_per_gpu_hour"],
+            move["pct_change"]) == \
         (3, 3.0, 3.0, 0.0)
     coverage = coverage_changes(build.con, week_ago, now).to_dicts()
     # (read from the stored table: segments of schemas/provider_segments.csv, where d is not)
     assert coverage == [{"gpu_model": "H100 SXM", "provider": "d", "segment": "unclassified",
-                         "change": "joined", "usd_per_gpu_hour": 1.0}]
+                         "change": "joined", "median_usd_per_gpu_hour": 1.0}]
 
 
 def test_withheld_values_keep_their_reason(build: Builder) -> None:
@@ -210,29 +212,30 @@ def test_withheld_values_keep_their_reason(build: Builder) -> None:
     build.capture("c", at(DAY0), [offer("c", "a100", "A100 80GB", 1.3),
                                   offer("c", "h100", "H100 SXM", 10.0)])
     _, market = market_at(build.con, day_end(DAY0))
-    reasons = {r["gpu_model"]: (r["usd_per_gpu_hour"], r["withheld_reason"])
+    reasons = {r["gpu_model"]: (r["market_usd_per_gpu_hour"], r["withheld_reason"])
                for r in market.filter(pl.col("segment") == "all").to_dicts()}
     assert reasons == {
         "L4": (None, "only 2 provider(s) quote it; the rule needs 3"),
         "A100 80GB": (None, "one provider (a) lists 7 of 9 offerings (78% > 75%)"),
         "H100 SXM": (None, "providers disagree: dispersion (p75-p25)/median 2.25 > 1.0"),
     }
-    assert overall(market)["median_usd"] == 2.0  # still stored, for explain
+    assert overall(market)["median_usd_per_gpu_hour"] == 2.0  # still stored, for explain
 
 
 def test_the_stored_table_is_kept_by_every_append(build: Builder) -> None:
     """No flow keeps the market table: each append's own transaction does, from the first
     day it changed on. It equals the market computed from scratch, and a rebuild."""
     _three_providers(build, failing=(1,))
-    stored = read_market(build.con, segment="all").select("day", "usd_per_gpu_hour",
+    stored = read_market(build.con, segment="all").select("day", "market_usd_per_gpu_hour",
                                                           "providers")
     # Day 0 .. day 3 and the carried-forward day after the last run (its prices 36 h old).
     days = [DAY0 + timedelta(days=i) for i in range(5)]
     assert stored["day"].to_list() == days
-    assert stored["usd_per_gpu_hour"].to_list() == [3.0] * 5
+    assert stored["market_usd_per_gpu_hour"].to_list() == [3.0] * 5
     computed = pl.concat([market_at(build.con, day_end(d), segments={})[1].filter(
         pl.col("segment") == "all") for d in days])
-    assert stored["usd_per_gpu_hour"].to_list() == computed["usd_per_gpu_hour"].to_list()
+    assert stored["market_usd_per_gpu_hour"].to_list() == \
+        computed["market_usd_per_gpu_hour"].to_list()
     carried = build.con.execute(
         "SELECT carried_days FROM market_provider_price WHERE provider = 'b' ORDER BY day"
     ).fetchall()

@@ -88,21 +88,22 @@ def _market(con: duckdb.DuckDBPyConnection, place: Place) -> dict[str, object]:
 
 def test_the_market_everywhere_and_per_geography(places: duckdb.DuckDBPyConnection) -> None:
     everywhere = _market(places, Place())
-    assert (everywhere["usd_per_gpu_hour"], everywhere["providers"]) == (pytest.approx(3.00), 5)
+    assert (everywhere["market_usd_per_gpu_hour"], everywhere["providers"]) == (
+        pytest.approx(3.00), 5)
     us = _market(places, Place.of(geos=["US"]))
-    assert (us["usd_per_gpu_hour"], us["providers"], us["min_usd"]) == (
+    assert (us["market_usd_per_gpu_hour"], us["providers"], us["min_usd_per_gpu_hour"]) == (
         pytest.approx(2.99), 3, pytest.approx(1.80))
     assert not us["stored"]  # a place's market is computed, never stored
     eu = _market(places, Place.of(geos=["eu"]))  # geography names ignore case
-    assert (eu["usd_per_gpu_hour"], eu["providers"], eu["offers"]) == (
+    assert (eu["market_usd_per_gpu_hour"], eu["providers"], eu["offers"]) == (
         pytest.approx(3.095), 4, 4)
     uk = _market(places, Place.of(geos=["UK"]))
-    assert uk["usd_per_gpu_hour"] is None and uk["providers"] == 1
+    assert uk["market_usd_per_gpu_hour"] is None and uk["providers"] == 1
     assert "provider" in str(uk["withheld_reason"])
     # US and EU together: every provider's median over its offers in either
     both = _market(places, Place.of(geos=["US", "EU"]))
     # aws 4.20 (4.00, 4.40), lambda 3.09, vastai 1.95, scaleway 3.00 -> (3.00 + 3.09) / 2
-    assert both["usd_per_gpu_hour"] == pytest.approx(3.045)
+    assert both["market_usd_per_gpu_hour"] == pytest.approx(3.045)
 
 
 def test_the_per_geography_table_has_one_market_per_geography(
@@ -110,7 +111,7 @@ def test_the_per_geography_table_has_one_market_per_geography(
     from reports.market.values import market_by_geo
 
     frame = market_by_geo(places, NOW.date(), gpu_models=[H100], segment=ALL, now=NOW)
-    values = dict(zip(frame["geo"], frame["usd_per_gpu_hour"], strict=True))
+    values = dict(zip(frame["geo"], frame["market_usd_per_gpu_hour"], strict=True))
     assert values == {"US": pytest.approx(2.99), "EU": pytest.approx(3.095), "UK": None,
                       "global": None}
 
@@ -131,7 +132,8 @@ def test_the_cheapest_of_a_geography_is_the_min_of_its_market(
         cheapest = Prices(places, NOW, place=where).cheapest(gpu_models=[H100])
         _, market = computed_market(places, NOW, place=where)
         row = market.filter((pl.col("gpu_model") == H100) & (pl.col("segment") == ALL))
-        assert cheapest["price_usd_per_gpu_hour"].item() == pytest.approx(row["min_usd"].item())
+        assert cheapest["price_usd_per_gpu_hour"].item() == pytest.approx(
+            row["min_usd_per_gpu_hour"].item())
 
 
 # ---- amounts in another currency ---------------------------------------------------------------
@@ -143,19 +145,19 @@ def test_amounts_are_converted_at_the_rate_of_each_rows_day(
     add_rate(con, date(2026, 11, 20), "GBP", 0.8935)
     frame = pl.DataFrame({
         "day": [date(2026, 11, 18), date(2026, 11, 21), date(2026, 11, 30)],
-        "usd_per_gpu_hour": [2.3328, 2.338, 2.0], "providers": [3, 3, 3],
+        "market_usd_per_gpu_hour": [2.3328, 2.338, 2.0], "providers": [3, 3, 3],
         "provider": ["a", "b", "c"]})
     eur = in_currency(con, frame, "EUR", day_column="day")
     # the 18th at its own rate; Saturday the 21st at Friday's; the 30th: the newest rate is
     # 10 days old (more than 7), so no amount, and the reason
-    assert eur["usd_per_gpu_hour"].to_list()[:2] == [pytest.approx(2.0), pytest.approx(2.0)]
-    assert eur["usd_per_gpu_hour"][2] is None
+    assert eur["market_usd_per_gpu_hour"].to_list()[:2] == [pytest.approx(2.0), pytest.approx(2.0)]
+    assert eur["market_usd_per_gpu_hour"][2] is None
     assert eur["fx_date"].to_list() == [date(2026, 11, 18), date(2026, 11, 20), None]
     assert eur["fx_note"].to_list() == [None, None, no_rate_reason("EUR", date(2026, 11, 30))]
     assert eur["providers"].to_list() == [3, 3, 3]  # counts are not money
     gbp = in_currency(con, frame.head(2), "GBP", day=date(2026, 11, 20))
     # one pound = 1.1690 / 0.8935 USD; the 18th has no GBP rate, but `day` fixes the 20th
-    assert gbp["usd_per_gpu_hour"][1] == pytest.approx(2.338 * 0.8935 / 1.1690)
+    assert gbp["market_usd_per_gpu_hour"][1] == pytest.approx(2.338 * 0.8935 / 1.1690)
     assert gbp["fx_rate"][0] == pytest.approx(1.1690 / 0.8935)
     assert in_currency(con, frame, "USD", day=date(2026, 11, 20)).equals(frame)
 
@@ -186,7 +188,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cheapest_of_a_geography_and_a_region(warehouse: Path) -> None:
     eu = _csv("cheapest", "--gpu", "H100", "--geo", "EU", "-w", str(warehouse))
-    assert [(r["provider"], r["region"], float(r["usd_per_gpu_hour"])) for r in eu] == [
+    assert [(r["provider"], r["region"], float(r["price_usd_per_gpu_hour"])) for r in eu] == [
         ("vastai", "Bavaria, DE", 2.10), ("scaleway", "fr-par-2", 3.00),
         ("lambda", "europe-central-1", 3.19), ("aws", "eu-west-1", 4.40)]
     west = _csv("cheapest", "--gpu", "H100", "--region", "eu-west-2", "-w", str(warehouse))
@@ -198,7 +200,7 @@ def test_cheapest_of_a_geography_and_a_region(warehouse: Path) -> None:
 def test_market_per_geography_command(warehouse: Path) -> None:
     rows = _csv("market", "--gpu", "H100", "--per-geo", "--segment", "all",
                 "-w", str(warehouse))
-    values = {r["geo"]: r["usd_per_gpu_hour"] for r in rows}
+    values = {r["geo"]: r["market_usd_per_gpu_hour"] for r in rows}
     assert float(values["US"]) == pytest.approx(2.99)
     assert float(values["EU"]) == pytest.approx(3.095)
     assert values["UK"] == "" and values["global"] == ""  # withheld: one provider
@@ -209,13 +211,13 @@ def test_cheapest_in_euros_at_todays_rate(warehouse: Path) -> None:
                 "-w", str(warehouse))
     first = rows[0]
     assert first["provider"] == "vastai"
-    assert float(first["eur_per_gpu_hour"]) == pytest.approx(1.80 / USD_PER_EUR)
+    assert float(first["price_eur_per_gpu_hour"]) == pytest.approx(1.80 / USD_PER_EUR)
     assert float(first["fx_rate"]) == pytest.approx(USD_PER_EUR)
     assert first["fx_date"] == datetime.now(UTC).date().isoformat()
-    assert "usd_per_gpu_hour" not in first
+    assert "price_usd_per_gpu_hour" not in first
     pounds = _csv("cheapest", "--gpu", "H100", "--geo", "US", "--currency", "GBP",
                   "-w", str(warehouse))
-    assert float(pounds[0]["gbp_per_gpu_hour"]) == pytest.approx(1.80 * GBP_PER_EUR
+    assert float(pounds[0]["price_gbp_per_gpu_hour"]) == pytest.approx(1.80 * GBP_PER_EUR
                                                                  / USD_PER_EUR)
     table = runner.invoke(app, ["cheapest", "--gpu", "H100", "--currency", "EUR",
                                 "-w", str(warehouse)])
@@ -253,14 +255,33 @@ def test_a_series_in_euros_names_each_days_rate_in_its_footnote(
     add_rate(con, date(2026, 11, 20), "USD", 1.1690)
     money = Money.of("EUR")
     days = [date(2026, 11, 18), date(2026, 11, 21), date(2026, 11, 30)]
-    points = money.convert(con, pl.DataFrame({"day": days, "usd_per_gpu_hour": [2.3328] * 3}),
-                           day_column="day")
-    assert points["usd_per_gpu_hour"].to_list() == [
+    points = money.seen(in_currency(con, pl.DataFrame({"day": days,
+                                                       "price_usd_per_gpu_hour": [2.3328] * 3}),
+                                    "EUR", day_column="day"), day_column="day")
+    assert points["price_usd_per_gpu_hour"].to_list() == [
         pytest.approx(2.0), pytest.approx(2.3328 / 1.1690), None]
     assert money.footnote().splitlines() == [
         "amounts in EUR, each at the ECB rate of the day shown:",
         "  2026-11-18: 1 EUR = 1.1664 USD, the ECB reference rate of 2026-11-18",
         "  2026-11-21: 1 EUR = 1.169 USD, the ECB reference rate of 2026-11-20",
         f"  2026-11-30: {no_rate_reason('EUR', date(2026, 11, 30))} (held out: no amount)"]
-    assert money.label("usd_per_gpu_hour") == "eur_per_gpu_hour"
+    assert money.label("price_usd_per_gpu_hour") == "price_eur_per_gpu_hour"
     assert money.label("market $/GPU-hour") == "market EUR/GPU-hour"
+
+
+def test_the_python_api_takes_the_same_place_and_currency(warehouse: Path) -> None:
+    import gpuprices
+    from gpuprices.errors import InputError
+
+    eu = gpuprices.cheapest(gpu="H100", geo="EU", currency="EUR", warehouse=warehouse)
+    assert eu["provider"].to_list() == ["vastai", "scaleway", "lambda", "aws"]
+    assert eu["price_eur_per_gpu_hour"][0] == pytest.approx(2.10 / USD_PER_EUR)
+    assert "price_usd_per_gpu_hour" not in eu.columns and eu["fx_rate"][0] == pytest.approx(
+        USD_PER_EUR)
+    market = gpuprices.market(gpu="H100", segment="all", per_geo=True, warehouse=warehouse)
+    assert dict(zip(market["geo"], market["market_usd_per_gpu_hour"], strict=True))["US"] == \
+        pytest.approx(2.99)
+    with pytest.raises(InputError, match="unknown geography Atlantis"):
+        gpuprices.cheapest(geo="Atlantis", warehouse=warehouse)
+    with pytest.raises(InputError, match="no ECB rates for JPY"):
+        gpuprices.cheapest(currency="JPY", warehouse=warehouse)

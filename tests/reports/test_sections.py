@@ -87,7 +87,7 @@ def test_rankings_keep_every_offer_tied_with_the_last_place(build: Builder) -> N
 
 def test_cheapest_offers_filters(prices: Prices) -> None:
     h100 = cheapest_offers(prices, gpu_models=["H100 SXM", "H100 PCIe", "H100 NVL"])
-    assert rows(h100, "provider", "offering", "usd_per_gpu_hour") == [
+    assert rows(h100, "provider", "offering", "price_usd_per_gpu_hour") == [
         ("vastai", "h100-x2", 2.0), ("lambda", "gpu_1x_h100_pcie", 2.49),
         ("lambda", "gpu_8x_h100_sxm5", 2.99)]
     big = cheapest_offers(prices, min_vram_gb=48, providers=["runpod"])
@@ -101,7 +101,8 @@ def test_week_over_week_moves_and_offerings(market: duckdb.DuckDBPyConnection) -
     # The moves are the market's, over providers quoting on both days; here at most two
     # providers match, fewer than the rule's three: every move is withheld, none is printed.
     moves = week_moves(market, NOW.date()).moves
-    assert rows(moves, "gpu_model", "matched", "old_usd", "new_usd", "pct_change") == [
+    assert rows(moves, "gpu_model", "matched", "old_usd_per_gpu_hour", "new_usd_per_gpu_hour",
+                "pct_change") == [
         ("A100 40GB", 2, pytest.approx(0.95), 1.0, None), ("A100 80GB", 1, 1.29, 1.29, None),
         ("H100 PCIe", 1, 2.49, 2.49, None), ("RTX 3090", 1, 0.275, 0.25, None),
         ("RTX 4090", 1, 0.50, 0.40, None)]
@@ -157,7 +158,7 @@ def test_vram_rules() -> None:
 def test_fit_picks_cheapest_live_single_or_multi_gpu(prices: Prices) -> None:
     matrix = fit_matrix(prices, sizes=(7.0, 70.0), methods=("full", "qlora"))
     assert rows(matrix, "params_b", "method", "vram_needed_gb", "provider", "offering",
-                "gpu_count", "usd_per_hour") == [
+                "gpu_count", "price_usd_per_hour") == [
         (7.0, "full", 142.0, "vastai", "h100-x2", 2.0, 4.0),
         (7.0, "qlora", 6.9, "vastai", "3090", 1.0, 0.25),
         (70.0, "full", 1402.0, None, None, None, None),

@@ -92,7 +92,7 @@ def test_direct_and_aggregator_rows_share_names_and_pricing_kinds(
 def test_source_disagreement_lists_only_the_real_differences(
         warehouse: duckdb.DuckDBPyConnection) -> None:
     rows = warehouse.execute(
-        "SELECT provider, gpu_model, pricing, direct_price, aggregator_price "
+        "SELECT provider, gpu_model, pricing, direct_usd_per_gpu_hour, aggregator_usd_per_gpu_hour "
         "FROM source_disagreement ORDER BY provider, gpu_model").fetchall()
     assert rows == [("lambda", "A100 80GB", "on_demand", 14.32 / 8, 2.0),
                     ("runpod", "H100 SXM", "on_demand", 2.69, 2.99)]

@@ -101,7 +101,7 @@ def plain_daily_cheapest(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                                       ).fetchall()]
     frames = [Prices(con, end_of_day(day)).comparable().group_by(
         "gpu_model", "segment", maintain_order=True).agg(
-        pl.col("price_usd_per_gpu_hour").first().alias("usd_per_gpu_hour"),
+        pl.col("price_usd_per_gpu_hour").first(),
         pl.col("provider").first(), pl.col("offering").first(), pl.len().alias("offers"),
     ).with_columns(pl.lit(day).alias("day")) for day in days]
     return pl.concat(frames) if frames else pl.DataFrame()

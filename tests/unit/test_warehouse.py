@@ -149,7 +149,8 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
     # ... but kept for cross-checks, where it disagrees with the direct price.
     assert count(con, "SELECT count(*) FROM latest_price_all_sources WHERE source = 'agg'") == 1
     disagreement = con.execute(
-        "SELECT direct_price, aggregator_price FROM source_disagreement").fetchall()
+        "SELECT direct_usd_per_gpu_hour, aggregator_usd_per_gpu_hour "
+        "FROM source_disagreement").fetchall()
     assert disagreement == [(2.0, 9.0)]
 
     daily = con.execute("SELECT day::VARCHAR, offering, price_usd_per_hour FROM daily_price "
@@ -164,7 +165,7 @@ def test_views_on_a_two_night_history(con: duckdb.DuckDBPyConnection, tmp_path: 
     assert changes == [("2025-06-11", "2025-06-10", "h100", 2.5, 2.0, -20.0)]
 
     cheapest = con.execute(
-        "SELECT day::VARCHAR, gpu_model, usd_per_gpu_hour, offering FROM daily_cheapest "
+        "SELECT day::VARCHAR, gpu_model, price_usd_per_gpu_hour, offering FROM daily_cheapest "
         "ORDER BY day, gpu_model").fetchall()
     # The GPU-only T4 at 0.2 never wins a whole-offering ranking; the aggregator's 9.0 H100
     # loses to the direct 2.5.

@@ -7,3 +7,4 @@
 ALTER TABLE observation ADD COLUMN IF NOT EXISTS stock_level VARCHAR;
 ALTER TABLE latest_observation ADD COLUMN IF NOT EXISTS stock_level VARCHAR;
 ALTER TABLE quarantine ADD COLUMN IF NOT EXISTS stock_level VARCHAR;
+COMMENT ON COLUMN observation.stock_level IS 'The source''s own word for its stock when seen: high, medium or low (NULL: the source does not say).';

@@ -1,0 +1,597 @@
+"""The questions gpuprices answers, as Python functions: the CLI, the MCP server and
+`import gpuprices` call these and nothing else.
+
+Each function opens the warehouse's read path (its newest read snapshot: it never waits for a
+refresh and never writes), checks its inputs (gpuprices.inputs: the same ranges everywhere,
+GPU names resolved by schemas.names), asks the report layer (which reads the semantic layer)
+and returns a polars DataFrame. Bad input raises gpuprices.errors.InputError, a question with
+no answer NoAnswer, an unreadable warehouse warehouse.errors.WarehouseError: one line each.
+
+`warehouse`: the DuckDB file (default $GPUPRICES_WAREHOUSE, else data/gpu_prices.duckdb).
+Money columns follow the one naming rule (docs/export.md): `<what>_usd_per_gpu_hour` or
+`<what>_usd_per_hour`. `region` / `geo` (questions that rank or aggregate): only the offers
+placed there (warehouse.place; a region as its provider names it, a geography of
+schemas/regions.csv). `currency` (questions that return money, e.g. 'EUR'): the amounts at
+the ECB reference rate of the day they show, their columns named for it (`..._eur_per_gpu_hour`)
+with `fx_rate` (USD per unit), `fx_date` and `fx_note` (why a row has no amount).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuprices import inputs
+from gpuprices.errors import InputError, NoAnswer
+
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
+
+    from warehouse.export import ExportResult
+    from warehouse.place import Place
+    from warehouse.semantic import Prices
+
+__all__ = [
+    "Availability", "Moves", "RentVsBuy", "availability", "changes", "cheapest", "cluster",
+    "explain", "export", "fit", "history", "market", "market_moves", "query",
+    "rent_vs_buy", "scenario", "sources", "summary", "value",
+]
+
+WarehousePath = str | Path | None
+Names = str | Iterable[str] | None
+
+
+def _path(warehouse: WarehousePath) -> Path:
+    from contract.settings import load_settings
+
+    return load_settings(warehouse=warehouse).warehouse
+
+
+@contextmanager
+def connection(warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse's read path opened read-only for one question (no other file can be
+    read through it); WarehouseError, one line, when it cannot be opened or read."""
+    import duckdb
+
+    from warehouse.connection import WarehouseError, connect_read_only
+
+    path = _path(warehouse)
+    con = connect_read_only(path)
+    try:
+        yield con
+    except duckdb.Error as exc:  # e.g. a view of the file that reads another file: refused
+        raise WarehouseError(f"cannot read the warehouse {path}: "
+                             f"{str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
+
+
+@contextmanager
+def prices_at(warehouse: WarehousePath = None, pricing: Names = None,
+              as_of: datetime | None = None, place: Place | None = None) -> Iterator[Prices]:
+    """The prices as they stand now (or at `as_of`) in the pricing set and place asked for."""
+    from warehouse.place import EVERYWHERE
+    from warehouse.semantic import Prices
+
+    chosen = inputs.pricing_kinds(pricing)
+    with connection(warehouse) as con:
+        yield Prices(con, as_of or datetime.now(UTC), chosen, place=place or EVERYWHERE)
+
+
+def _ask(warehouse: WarehousePath, pricing: Names, question: Callable[[Prices], pl.DataFrame],
+         place: Place | None = None, currency: str | None = None) -> pl.DataFrame:
+    """`question`'s answer over the prices now, in `place`; amounts in `currency` at today's
+    rate."""
+    code = inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=place) as now:
+        return _in_currency(now.con, question(now), code, day=now.day)
+
+
+def _in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: str | None, *,
+                day: date | None = None, day_column: str | None = None) -> pl.DataFrame:
+    """`frame`'s USD amounts in `currency` at the ECB rate of the day each row shows (`day`,
+    or its `day_column`; warehouse.fx.in_currency), named for it (usd -> eur), with fx_rate,
+    fx_date and fx_note; the frame as it is for None or USD. InputError: not a currency
+    code, or no rates stored for it; NoAnswer: no row has a rate within reach."""
+    code = inputs.currency(currency)
+    if code is None or code == "USD":
+        return frame
+    from warehouse.fx import currencies, named_in
+    from warehouse.fx import in_currency as convert
+
+    known = currencies(con)
+    if code not in known:
+        raise InputError(f"no ECB rates for {code} in the warehouse"
+                         + (f"; it has {', '.join(known)}" if known else
+                            ": run `gpuprices backfill ecb` first"))
+    converted = convert(con, frame, code, day=day, day_column=day_column)
+    if converted.height and converted["fx_rate"].null_count() == converted.height:
+        raise NoAnswer(str(converted["fx_note"].drop_nulls()[0]))
+    return converted.rename({c: named_in(c, code) for c in converted.columns})
+
+
+def _where(region: Names, geo: Names) -> Place:
+    return inputs.place(region, geo)
+
+
+def _limit(limit: int) -> int:
+    return int(inputs.LIMIT.check("limit", limit))
+
+
+def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | None = None,
+             pricing: Names = None, provider: Names = None, limit: int = 20,
+             include_unavailable: bool = False, in_stock: bool = False, region: Names = None,
+             geo: Names = None, currency: str | None = None, warehouse: WarehousePath = None
+             ) -> pl.DataFrame:
+    """The cheapest comparable offers, $/GPU-hour: available, fresh, whole GPUs, no outliers;
+    the first of each GPU model is the cheapest every view names. `stock` is each offer's
+    stock state; `in_stock`: only offers a source says can be rented now.
+
+    >>> gpuprices.cheapest(gpu="H100", limit=3)  # doctest: +SKIP
+    """
+    from reports.market.rankings import cheapest_offers, tiers_by_name
+
+    models = inputs.gpu_models(gpu)
+    if min_vram is not None:
+        inputs.MIN_VRAM_GB.check("min_vram", min_vram)
+    chosen_tier = None
+    if tier is not None:
+        tiers = tiers_by_name()
+        chosen_tier = tiers[inputs.one_of("tier", tier, tiers)]
+    providers = _names(provider)
+    count = _limit(limit)
+    return _ask(warehouse, pricing, lambda now: cheapest_offers(
+        now, gpu_models=models, min_vram_gb=min_vram, tier=chosen_tier, providers=providers,
+        include_unavailable=include_unavailable, in_stock=in_stock).head(count),
+        _where(region, geo), currency)
+
+
+def _names(values: Names) -> list[str] | None:
+    listed = [values] if isinstance(values, str) else list(values or ())
+    return listed or None
+
+
+def _segment(segment: str | None) -> str | None:
+    from reports.market.values import segments
+
+    return None if segment is None else inputs.one_of("segment", segment, segments())
+
+
+def market(gpu: Names = None, *, day: date | str | None = None, segment: str | None = None,
+           region: Names = None, geo: Names = None, per_geo: bool = False,
+           currency: str | None = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+    """The market price per GPU model on a day (default today): the median of per-provider
+    medians over comparable offers, with min, p25, p75, max, the providers and offers
+    counted, and `withheld_reason` when it is not published. Segment None: every segment.
+    `region` / `geo`: the market of the offers placed there; `per_geo`: one per geography
+    (a `geo` column first)."""
+    frame, _ = market_stored(gpu, day=day, segment=segment, region=region, geo=geo,
+                             per_geo=per_geo, currency=currency, warehouse=warehouse)
+    return frame
+
+
+def market_stored(gpu: Names = None, *, day: date | str | None = None,
+                  segment: str | None = None, region: Names = None, geo: Names = None,
+                  per_geo: bool = False, currency: str | None = None,
+                  warehouse: WarehousePath = None) -> tuple[pl.DataFrame, bool]:
+    """(market values, stored?): False when the day's values were computed now from the
+    prices as they stood at its end (a day the derived tables do not hold, a place, or
+    per geography)."""
+    from reports.market.values import market_by_geo, market_of
+
+    models, chosen_day, chosen = inputs.gpu_models(gpu), inputs.as_day(day), _segment(segment)
+    where, code = _where(region, geo), inputs.currency(currency)
+    with connection(warehouse) as con:
+        if per_geo:
+            frame, stored = market_by_geo(con, chosen_day, gpu_models=models, segment=chosen,
+                                          now=datetime.now(UTC), place=where), False
+        else:
+            frame, stored = market_of(con, chosen_day, gpu_models=models, segment=chosen,
+                                      now=datetime.now(UTC), place=where)
+        return _in_currency(con, frame, code, day=chosen_day), stored
+
+
+@dataclass(frozen=True, slots=True)
+class Moves:
+    """The market's moves between two days over matched providers, and coverage changes."""
+
+    old_day: date
+    new_day: date
+    moves: pl.DataFrame
+    coverage: pl.DataFrame
+
+
+def market_moves(gpu: Names = None, *, day: date | str | None = None, period: str = "week",
+                 region: Names = None, geo: Names = None, currency: str | None = None,
+                 warehouse: WarehousePath = None) -> Moves:
+    """Market moves per GPU model over providers present on both days (a week or a month
+    back from `day`); providers joining or leaving are coverage changes, apart. Amounts in
+    `currency` at the rate of the later day."""
+    from reports.market.moves import PERIOD_DAYS, week_moves
+
+    inputs.one_of("period", period, PERIOD_DAYS)
+    models, chosen_day = inputs.gpu_models(gpu), inputs.as_day(day)
+    where, code = _where(region, geo), inputs.currency(currency)
+    with connection(warehouse) as con:
+        found = week_moves(con, chosen_day, period=period, gpu_models=models, place=where,
+                           now=datetime.now(UTC))
+        return Moves(found.old_day, found.new_day,
+                     _in_currency(con, found.moves, code, day=found.new_day),
+                     _in_currency(con, found.coverage, code, day=found.new_day))
+
+
+def explain(what: str, name: str, *, day: date | str | None = None, pricing: Names = None,
+            region: Names = None, geo: Names = None, warehouse: WarehousePath = None) -> str:
+    """How a number was made, as text: the offers that counted (source, capture, time), the
+    ones left out and why, and the arithmetic (in USD, the currency prices are compared in).
+    `what`: market, cheapest or scenario; `name`: a GPU model or family, or a scenario name
+    (reports/market/scenarios.toml)."""
+    from reports.market.explain import explain_cheapest, explain_market, explain_scenario
+    from reports.queries import reference_table
+
+    inputs.one_of("what", what, inputs.EXPLAIN_WHAT)
+    now = datetime.now(UTC)
+    chosen_day = inputs.as_day(day)
+    as_of = min(datetime.combine(chosen_day, time.max, UTC), now) if day is not None else now
+    scenarios = {}
+    if what == "scenario":
+        from reports.market.scenarios import load_scenarios
+
+        scenarios = {s.name: s for s in load_scenarios()}
+        inputs.one_of("scenario", name, scenarios)
+    models = inputs.gpu_models([name]) if what != "scenario" else None
+    where = _where(region, geo)
+    with prices_at(warehouse, pricing, as_of, where) as then:
+        if what == "market":
+            lines = explain_market(then.con, models or [], chosen_day, now=now, place=where)
+        elif what == "cheapest":
+            lines = explain_cheapest(then, models or [])
+        else:
+            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"))
+    return "\n".join(lines)
+
+
+def value(metric: str = "pflop", gpu: Names = None, *, limit: int = 20, pricing: Names = None,
+          region: Names = None, geo: Names = None, currency: str | None = None,
+          warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Price-performance of comparable offers: $ per PFLOP-hour (dense BF16), per GB of VRAM
+    an hour, or per TB/s of memory bandwidth an hour, best first."""
+    from reports.market.value import METRICS, price_performance
+
+    inputs.one_of("metric", metric, METRICS)
+    models, count = inputs.gpu_models(gpu), _limit(limit)
+    return _ask(warehouse, pricing, lambda now: price_performance(now, metric, models),
+                _where(region, geo), currency).head(count)
+
+
+def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = None,
+            region: Names = None, geo: Names = None, currency: str | None = None,
+            warehouse: WarehousePath = None) -> pl.DataFrame:
+    """What `gpus` GPUs for `days` days cost at each provider, in its largest nodes, against
+    the market price (of the same place; list prices: capacity at that size is not checked)."""
+    from reports.market.cluster import cluster_quotes
+    from reports.market.values import market_of
+
+    models = inputs.gpu_models(gpu)
+    if not models:
+        raise InputError("give the GPU, e.g. gpu='H100'")
+    inputs.CLUSTER_GPUS.check("gpus", gpus)
+    inputs.CLUSTER_DAYS.check("days", days)
+    where, code = _where(region, geo), inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=where) as now:
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
+        quotes = cluster_quotes(now, market_rows, models, gpus=int(gpus), days=int(days))
+        if quotes.height == 0:
+            raise NoAnswer(f"no comparable {', '.join(_names(gpu) or [])} offers stand now"
+                           + (f" ({where.describe()})" if not where.everywhere else ""))
+        return _in_currency(now.con, quotes, code, day=now.day)
+
+
+@dataclass(frozen=True, slots=True)
+class RentVsBuy:
+    """Owning a server vs renting: per server, and the card alone."""
+
+    servers: pl.DataFrame       # full cost of ownership per useful GPU-hour vs the rentals
+    cards: pl.DataFrame | None  # purchase / (cheapest rental - power), per GPU model
+    sheets: list[tuple[dict[str, object], list[list[str]]]]  # (server, arithmetic lines), USD
+
+
+def rent_vs_buy_detail(gpu: Names = None, *, utilization: float | None = None,
+                       years: float | None = None, cost_of_capital: float | None = None,
+                       usd_per_kwh: float | None = None, pue: float | None = None,
+                       colo: float | None = None, ops_share: float | None = None,
+                       idle_power: float | None = None, assumptions: str | Path | None = None,
+                       servers: str | Path | None = None, pricing: Names = None,
+                       region: Names = None, geo: Names = None, currency: str | None = None,
+                       warehouse: WarehousePath = None) -> RentVsBuy:
+    """rent_vs_buy with the card-only figure and each server's arithmetic (the sheets in
+    USD whatever `currency`)."""
+    import polars as pl
+
+    from reports.market.rent_vs_buy import break_even
+    from reports.market.tco import (
+        TCO_TOML,
+        load_assumptions,
+        load_servers,
+        rental_yardsticks,
+        tco_rows,
+        tco_sheet,
+    )
+    from reports.market.values import market_of
+    from reports.queries import reference_table
+
+    models = inputs.gpu_models(gpu)
+    try:
+        chosen = load_assumptions(Path(assumptions) if assumptions else TCO_TOML).with_overrides(
+            utilization=utilization, depreciation_years=years, cost_of_capital=cost_of_capital,
+            usd_per_kwh=usd_per_kwh, pue=pue, colocation_usd_per_kw_month=colo,
+            operations_share=ops_share, idle_power_share=idle_power)
+        server_rows = load_servers(Path(servers)) if servers else load_servers()
+    except (ValueError, OSError) as exc:
+        raise InputError(str(exc).splitlines()[0]) from None
+    if models:
+        server_rows = server_rows.filter(pl.col("gpu_model").is_in(models))
+    where, code = _where(region, geo), inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=where) as now:
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
+        market_usd, cheapest_usd = rental_yardsticks(now, market_rows)
+        ownership = reference_table(now.con, "gpu_ownership")
+        cards = break_even(ownership, now) if ownership is not None and ownership.height \
+            else None
+        if cards is not None and models:
+            cards = cards.filter(pl.col("gpu_model").is_in(models))
+        rows = _in_currency(now.con, tco_rows(server_rows, chosen, market_usd, cheapest_usd),
+                           code, day=now.day)
+        if cards is not None:
+            cards = _in_currency(now.con, cards, code, day=now.day)
+    sheets = []
+    for server in server_rows.to_dicts():
+        rent = market_usd.get(server["gpu_model"]) or cheapest_usd.get(
+            server["gpu_model"], (None, ""))[0]
+        sheets.append((server, tco_sheet(server, chosen, rent)))
+    return RentVsBuy(rows, cards, sheets)
+
+
+def rent_vs_buy(gpu: Names = None, *, utilization: float | None = None,
+                years: float | None = None, cost_of_capital: float | None = None,
+                usd_per_kwh: float | None = None, pue: float | None = None,
+                colo: float | None = None, ops_share: float | None = None,
+                idle_power: float | None = None, pricing: Names = None, region: Names = None,
+                geo: Names = None, currency: str | None = None,
+                warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Build vs rent per server (schemas/server_prices.csv): full cost of ownership per useful
+    GPU-hour, break-even utilization and payback month against the market price and the
+    cheapest rental. Assumptions default to reports/market/tco.toml; each override is checked
+    against its range."""
+    return rent_vs_buy_detail(
+        gpu, utilization=utilization, years=years, cost_of_capital=cost_of_capital,
+        usd_per_kwh=usd_per_kwh, pue=pue, colo=colo, ops_share=ops_share,
+        idle_power=idle_power, pricing=pricing, region=region, geo=geo, currency=currency,
+        warehouse=warehouse).servers
+
+
+def scenario(name: str | None = None, *, gpu_hours: float | None = None, gpu: Names = None,
+             pricing: Names = None, region: Names = None, geo: Names = None,
+             currency: str | None = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+    """What a job costs on each platform: a named scenario (reports/market/scenarios.toml),
+    or `gpu_hours` of `gpu`."""
+    from reports.market.scenarios import Scenario, evaluate, load_scenarios
+    from reports.queries import reference_table
+
+    scenarios = {s.name: s for s in load_scenarios()}
+    gpus = _names(gpu)
+    if name is not None:
+        chosen = scenarios[inputs.one_of("scenario", name, scenarios)]
+    elif gpu_hours is not None and gpus:
+        inputs.GPU_HOURS.check("gpu_hours", gpu_hours)
+        inputs.gpu_models(gpus)
+        chosen = Scenario(name="custom", title=f"{gpu_hours:g} GPU-hours of {', '.join(gpus)}",
+                          hours=gpu_hours, gpus=tuple(gpus))
+    else:
+        raise InputError("give a scenario name (" + ", ".join(scenarios) + ") or gpu_hours "
+                         "and gpu")
+    return _ask(warehouse, pricing,
+                lambda now: evaluate(now, chosen, reference_table(now.con, "plan")),
+                _where(region, geo), currency)
+
+
+def fit(params: str | None = None, method: str | None = None, *, limit: int = 10,
+        pricing: Names = None, region: Names = None, geo: Names = None,
+        currency: str | None = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Which GPU fits a model. With `params` (e.g. '70B', '124M') and `method` (full, lora,
+    qlora, inference): the cheapest comparable offers with that much VRAM, cheapest $/hour
+    first. Otherwise the matrix of sizes x methods with the cheapest offer that fits."""
+    from reports.market.fit import (
+        GB_PER_BILLION,
+        MODEL_SIZES_B,
+        fit_matrix,
+        fitting_offers,
+        parse_params,
+        vram_needed_gb,
+    )
+
+    if method is not None:
+        inputs.one_of("method", method, GB_PER_BILLION)
+    try:
+        size = parse_params(params) if params else None
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if size is not None and not (inputs.PARAMS_B.low <= size <= inputs.PARAMS_B.high):
+        raise InputError(f"params {params} is out of range: allowed "
+                         f"{inputs.PARAMS_B.low * 1000:g}M to {inputs.PARAMS_B.high:g}B")
+    count, where = _limit(limit), _where(region, geo)
+    if size is not None and method is not None:
+        needed = vram_needed_gb(size, method)
+        return _ask(warehouse, pricing, lambda now: fitting_offers(now, needed).head(count),
+                    where, currency)
+    sizes = (size,) if size is not None else MODEL_SIZES_B
+    methods = (method,) if method is not None else tuple(GB_PER_BILLION)
+    return _ask(warehouse, pricing, lambda now: fit_matrix(now, sizes, methods), where,
+                currency)
+
+
+def needed_vram_gb(params: str, method: str) -> float:
+    """GB of VRAM a model of `params` needs for `method` (weights, optimizer, overhead)."""
+    from reports.market.fit import GB_PER_BILLION, parse_params, vram_needed_gb
+
+    inputs.one_of("method", method, GB_PER_BILLION)
+    try:
+        return vram_needed_gb(parse_params(params), method)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def history(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names = None,
+            region: Names = None, geo: Names = None, currency: str | None = None,
+            warehouse: WarehousePath = None) -> pl.DataFrame:
+    """The cheapest comparable offer of `gpu` per day over the last `days` days, with the
+    provenance of every point (source, capture, observed time); today's point is what
+    `cheapest` answers now. `currency`: each day at its own rate."""
+    from reports.market.history import series_points
+
+    models = inputs.gpu_models([gpu]) or []
+    inputs.HISTORY_DAYS.check("days", days)
+    where, code = _where(region, geo), inputs.currency(currency)
+    now = datetime.now(UTC)
+    until = now.date()
+    with connection(warehouse) as con:
+        points = series_points(con, models, since=until - timedelta(days=int(days)),
+                               until=until, pricing=inputs.pricing_kinds(pricing),
+                               providers=_names(provider), now=now, place=where)
+        if points.height == 0:
+            raise NoAnswer(f"no {gpu} prices in the last {days} days"
+                           + (f" ({where.describe()})" if not where.everywhere else ""))
+        return _in_currency(con, points, code, day_column="day")
+
+
+def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
+            pricing: Names = None, region: Names = None, geo: Names = None,
+            currency: str | None = None, limit: int = 50, warehouse: WarehousePath = None
+            ) -> pl.DataFrame:
+    """Moves of current prices on or after `since` (the source that speaks for each
+    offering): old -> new per hour and per GPU-hour, %, newest first (`currency`: at the
+    rate of each move's day)."""
+    from reports.market.history import price_moves
+
+    day = inputs.as_day(since, "since")
+    models, count = inputs.gpu_models(gpu), _limit(limit)
+    where, code = _where(region, geo), inputs.currency(currency)
+    with connection(warehouse) as con:
+        moves = price_moves(con, since=day, gpu_models=models, providers=_names(provider),
+                            pricing=inputs.pricing_kinds(pricing), place=where)
+        return _in_currency(con, moves.head(count), code, day_column="changed_on")
+
+
+def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Every source: provider, kind, URL, last success, rows, status and staleness, what its
+    last run quarantined and its last parse skipped (a source never run says so)."""
+    import polars as pl
+
+    from scrapers.registry import all_sources
+    from warehouse.connection import check_warehouse_file
+
+    registry = pl.DataFrame(
+        [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
+          "url": s.url} for s in all_sources().values()])
+    path = _path(warehouse)
+    check_warehouse_file(path)  # a missing file is fine: never run
+    status = None
+    if path.exists():
+        with connection(path) as con:
+            status = con.execute(
+                "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
+                "last_status, stale, quarantined_last_parse, screened_last_parse, "
+                "unknown_gpus, skipped_last_parse, last_error FROM source_status").pl()
+    if status is None or status.height == 0:
+        return registry.with_columns(pl.lit("never run").alias("last_status"))
+    return registry.join(status, on="source", how="left").with_columns(
+        pl.col("last_status").fill_null("never run"))
+
+
+def summary(pricing: Names = None, warehouse: WarehousePath = None, *, region: Names = None,
+            geo: Names = None, currency: str | None = None) -> dict[str, pl.DataFrame]:
+    """The refresh summary: rows per source in the last refresh, GPU names the catalog could
+    not place, and the cheapest comparable offer per VRAM tier (in `region` / `geo`)."""
+    from reports.market.rankings import top_per_tier
+    from reports.queries import rows_per_source, unknown_gpus
+
+    where, code = _where(region, geo), inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=where) as now:
+        return {"rows_per_source": rows_per_source(now.con),
+                "unknown_gpus": unknown_gpus(now.con),
+                "cheapest_per_tier": _in_currency(
+                    now.con, top_per_tier(now, per_tier=1).drop("rank"), code, day=now.day)}
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """Whether a GPU could be rented, per provider and region, and who quotes it without
+    saying."""
+
+    stock: pl.DataFrame  # reports.market.stock.stock_table rows
+    silent: list[str]    # providers quoting the GPU now whose source gives no stock
+
+
+def availability_detail(gpu: str, *, days: int = 7, region: Names = None, geo: Names = None,
+                        pricing: Names = None, warehouse: WarehousePath = None
+                        ) -> Availability:
+    """availability, with the providers that quote `gpu` now but say nothing of stock."""
+    import polars as pl
+
+    from reports.market.stock import stock_table
+    from warehouse.semantic_stock import availability as series_of
+
+    models = inputs.gpu_models([gpu]) or []
+    inputs.HISTORY_DAYS.check("days", days)
+    where = _where(region, geo)
+    now = datetime.now(UTC)
+    with prices_at(warehouse, pricing, now, where) as current:
+        series = series_of(current.con, as_of=now, since=now - timedelta(days=int(days)),
+                           gpu_models=models, pricing=current.pricing, place=where)
+        quoting = current.comparable().filter(pl.col("gpu_model").is_in(models))
+    silent = sorted(set(quoting["provider"]) - set(series["provider"]))
+    if series.height == 0:
+        raise NoAnswer(f"no source reported {gpu} stock in the last {days} days"
+                       + (f" ({where.describe()})" if not where.everywhere else "")
+                       + (f"; quoted without stock by {', '.join(silent)}" if silent else ""))
+    return Availability(stock_table(series), silent)
+
+
+def availability(gpu: str, *, days: int = 7, region: Names = None, geo: Names = None,
+                 pricing: Names = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Could `gpu` be rented? Per provider and region whose source says so: the share of the
+    last `days` days' observations in stock, the last time it was, and the stock state now
+    (available, low, out of stock: warehouse.semantic_stock)."""
+    return availability_detail(gpu, days=days, region=region, geo=geo, pricing=pricing,
+                               warehouse=warehouse).stock
+
+
+def query(sql: str, *, warehouse: WarehousePath = None) -> pl.DataFrame:
+    """One read-only SELECT in the query sandbox (no files, extensions or settings; the
+    default memory, thread and time limits)."""
+    from warehouse.connection import connect_read_only
+    from warehouse.sandbox import check_statement, default_limits, run
+
+    limits = default_limits()
+    con = connect_read_only(_path(warehouse), sandboxed=True, limits=limits)
+    try:
+        return run(con, check_statement(con, sql), timeout_s=limits.timeout_s, nested=True)
+    finally:
+        con.close()
+
+
+def export(directory: str | Path, *, fmt: str = "parquet", warehouse: WarehousePath = None
+           ) -> ExportResult:
+    """Write the history as files with provenance (docs/export.md): observations by day and
+    provider (only days not exported yet), the market, price-change and run tables, a
+    manifest with digests."""
+    from warehouse.export import export as export_files
+
+    inputs.one_of("fmt", fmt, ("parquet", "csv"))
+    with connection(warehouse) as con:
+        return export_files(con, Path(directory), fmt)  # type: ignore[arg-type]
