@@ -24,9 +24,13 @@ __all__ = [
     "CONFIRMING",
     "DEFAULT_PRICING",
     "GLOBAL_REGION",
+    "IN_STOCK",
+    "LOW_STOCK_GPUS",
     "PARSED_SCHEMA",
     "PRICING",
     "STALE_AFTER_H",
+    "STOCK_LEVELS",
+    "STOCK_STATES",
     "FetchError",
     "HttpSettings",
     "ParseError",
@@ -75,7 +79,20 @@ _PARSED_COLUMNS: tuple[tuple[str, str], ...] = (  # (column, polars type), in or
     # left null by the parser and filled downstream from a dated exchange rate).
     ("price_native_per_hour", "Float64"),
     ("gpus_available", "Float64"),  # GPUs free to rent now, where the source says
+    # Added in schema version 12: how much stock the source says there is (STOCK_LEVELS).
+    ("stock_level", "String"),
 )
+
+# A source's own word for how much of an offer is in stock, in one vocabulary (RunPod's
+# stockStatus High / Medium / Low; Scaleway's "scarce" is low). Out of stock is not a level:
+# it is `available = false`. Null: the source does not say.
+STOCK_LEVELS: tuple[str, ...] = ("high", "medium", "low")
+# THE STOCK STATE of an offer, or of a provider x GPU x region (the rule is the SQL macro
+# stock_state, warehouse/views.sql): unknown (no source says), out_of_stock, low (in stock,
+# but the source says low, or at most LOW_STOCK_GPUS GPUs are free), available.
+STOCK_STATES: tuple[str, ...] = ("available", "low", "out_of_stock", "unknown")
+IN_STOCK: tuple[str, ...] = ("available", "low")  # what `cheapest --in-stock` keeps
+LOW_STOCK_GPUS = 8  # one 8-GPU node or fewer free: low stock
 
 # The closed set of pricing kinds, and what each means. Every source uses these words; the
 # README's pricing table is this dict. `gpu_only` is not a kind but a flag on any row: the

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuprices.api import (
+        Availability,
         Moves,
         RentVsBuy,
+        availability,
         changes,
         cheapest,
         cluster,
@@ -39,9 +41,10 @@ if TYPE_CHECKING:
     from gpuprices.errors import GpupricesError, InputError, NoAnswer
 
 __all__ = [
-    "GpupricesError", "InputError", "Moves", "NoAnswer", "RentVsBuy", "__version__", "changes",
-    "cheapest", "cluster", "explain", "export", "fit", "history", "market", "market_moves",
-    "query", "rent_vs_buy", "scenario", "sources", "summary", "value",
+    "Availability", "GpupricesError", "InputError", "Moves", "NoAnswer", "RentVsBuy",
+    "__version__", "availability", "changes", "cheapest", "cluster", "explain", "export",
+    "fit", "history", "market", "market_moves", "query", "rent_vs_buy", "scenario", "sources",
+    "summary", "value",
 ]
 _ERRORS = ("GpupricesError", "InputError", "NoAnswer")
 

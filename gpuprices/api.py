@@ -9,7 +9,11 @@ no answer NoAnswer, an unreadable warehouse warehouse.errors.WarehouseError: one
 
 `warehouse`: the DuckDB file (default $GPUPRICES_WAREHOUSE, else data/gpu_prices.duckdb).
 Money columns follow the one naming rule (docs/export.md): `<what>_usd_per_gpu_hour` or
-`<what>_usd_per_hour`.
+`<what>_usd_per_hour`. `region` / `geo` (questions that rank or aggregate): only the offers
+placed there (warehouse.place; a region as its provider names it, a geography of
+schemas/regions.csv). `currency` (questions that return money, e.g. 'EUR'): the amounts at
+the ECB reference rate of the day they show, their columns named for it (`..._eur_per_gpu_hour`)
+with `fx_rate` (USD per unit), `fx_date` and `fx_note` (why a row has no amount).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from gpuprices import inputs
 from gpuprices.errors import InputError, NoAnswer
@@ -29,15 +33,15 @@ if TYPE_CHECKING:
     import polars as pl
 
     from warehouse.export import ExportResult
+    from warehouse.place import Place
     from warehouse.semantic import Prices
 
 __all__ = [
-    "Moves", "RentVsBuy", "changes", "cheapest", "cluster", "explain", "export", "fit",
-    "history", "market", "market_moves", "query", "rent_vs_buy", "scenario", "sources",
-    "summary", "value",
+    "Availability", "Moves", "RentVsBuy", "availability", "changes", "cheapest", "cluster",
+    "explain", "export", "fit", "history", "market", "market_moves", "query",
+    "rent_vs_buy", "scenario", "sources", "summary", "value",
 ]
 
-T = TypeVar("T")
 WarehousePath = str | Path | None
 Names = str | Iterable[str] | None
 
@@ -69,18 +73,50 @@ def connection(warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyConne
 
 @contextmanager
 def prices_at(warehouse: WarehousePath = None, pricing: Names = None,
-              as_of: datetime | None = None) -> Iterator[Prices]:
-    """The prices as they stand now (or at `as_of`) in the pricing set asked for."""
+              as_of: datetime | None = None, place: Place | None = None) -> Iterator[Prices]:
+    """The prices as they stand now (or at `as_of`) in the pricing set and place asked for."""
+    from warehouse.place import EVERYWHERE
     from warehouse.semantic import Prices
 
     chosen = inputs.pricing_kinds(pricing)
     with connection(warehouse) as con:
-        yield Prices(con, as_of or datetime.now(UTC), chosen)
+        yield Prices(con, as_of or datetime.now(UTC), chosen, place=place or EVERYWHERE)
 
 
-def _ask(warehouse: WarehousePath, pricing: Names, question: Callable[[Prices], T]) -> T:
-    with prices_at(warehouse, pricing) as now:
-        return question(now)
+def _ask(warehouse: WarehousePath, pricing: Names, question: Callable[[Prices], pl.DataFrame],
+         place: Place | None = None, currency: str | None = None) -> pl.DataFrame:
+    """`question`'s answer over the prices now, in `place`; amounts in `currency` at today's
+    rate."""
+    code = inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=place) as now:
+        return _in_currency(now.con, question(now), code, day=now.day)
+
+
+def _in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: str | None, *,
+                day: date | None = None, day_column: str | None = None) -> pl.DataFrame:
+    """`frame`'s USD amounts in `currency` at the ECB rate of the day each row shows (`day`,
+    or its `day_column`; warehouse.fx.in_currency), named for it (usd -> eur), with fx_rate,
+    fx_date and fx_note; the frame as it is for None or USD. InputError: not a currency
+    code, or no rates stored for it; NoAnswer: no row has a rate within reach."""
+    code = inputs.currency(currency)
+    if code is None or code == "USD":
+        return frame
+    from warehouse.fx import currencies, named_in
+    from warehouse.fx import in_currency as convert
+
+    known = currencies(con)
+    if code not in known:
+        raise InputError(f"no ECB rates for {code} in the warehouse"
+                         + (f"; it has {', '.join(known)}" if known else
+                            ": run `gpuprices backfill ecb` first"))
+    converted = convert(con, frame, code, day=day, day_column=day_column)
+    if converted.height and converted["fx_rate"].null_count() == converted.height:
+        raise NoAnswer(str(converted["fx_note"].drop_nulls()[0]))
+    return converted.rename({c: named_in(c, code) for c in converted.columns})
+
+
+def _where(region: Names, geo: Names) -> Place:
+    return inputs.place(region, geo)
 
 
 def _limit(limit: int) -> int:
@@ -89,10 +125,12 @@ def _limit(limit: int) -> int:
 
 def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | None = None,
              pricing: Names = None, provider: Names = None, limit: int = 20,
-             include_unavailable: bool = False, warehouse: WarehousePath = None
+             include_unavailable: bool = False, in_stock: bool = False, region: Names = None,
+             geo: Names = None, currency: str | None = None, warehouse: WarehousePath = None
              ) -> pl.DataFrame:
     """The cheapest comparable offers, $/GPU-hour: available, fresh, whole GPUs, no outliers;
-    the first of each GPU model is the cheapest every view names.
+    the first of each GPU model is the cheapest every view names. `stock` is each offer's
+    stock state; `in_stock`: only offers a source says can be rented now.
 
     >>> gpuprices.cheapest(gpu="H100", limit=3)  # doctest: +SKIP
     """
@@ -109,7 +147,8 @@ def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | No
     count = _limit(limit)
     return _ask(warehouse, pricing, lambda now: cheapest_offers(
         now, gpu_models=models, min_vram_gb=min_vram, tier=chosen_tier, providers=providers,
-        include_unavailable=include_unavailable)).head(count)
+        include_unavailable=include_unavailable, in_stock=in_stock).head(count),
+        _where(region, geo), currency)
 
 
 def _names(values: Names) -> list[str] | None:
@@ -124,25 +163,37 @@ def _segment(segment: str | None) -> str | None:
 
 
 def market(gpu: Names = None, *, day: date | str | None = None, segment: str | None = None,
-           warehouse: WarehousePath = None) -> pl.DataFrame:
+           region: Names = None, geo: Names = None, per_geo: bool = False,
+           currency: str | None = None, warehouse: WarehousePath = None) -> pl.DataFrame:
     """The market price per GPU model on a day (default today): the median of per-provider
     medians over comparable offers, with min, p25, p75, max, the providers and offers
-    counted, and `withheld_reason` when it is not published. Segment None: every segment."""
-    frame, _ = market_stored(gpu, day=day, segment=segment, warehouse=warehouse)
+    counted, and `withheld_reason` when it is not published. Segment None: every segment.
+    `region` / `geo`: the market of the offers placed there; `per_geo`: one per geography
+    (a `geo` column first)."""
+    frame, _ = market_stored(gpu, day=day, segment=segment, region=region, geo=geo,
+                             per_geo=per_geo, currency=currency, warehouse=warehouse)
     return frame
 
 
 def market_stored(gpu: Names = None, *, day: date | str | None = None,
-                  segment: str | None = None, warehouse: WarehousePath = None
-                  ) -> tuple[pl.DataFrame, bool]:
+                  segment: str | None = None, region: Names = None, geo: Names = None,
+                  per_geo: bool = False, currency: str | None = None,
+                  warehouse: WarehousePath = None) -> tuple[pl.DataFrame, bool]:
     """(market values, stored?): False when the day's values were computed now from the
-    prices as they stood at its end (a day the derived tables do not hold)."""
-    from reports.market.values import market_of
+    prices as they stood at its end (a day the derived tables do not hold, a place, or
+    per geography)."""
+    from reports.market.values import market_by_geo, market_of
 
     models, chosen_day, chosen = inputs.gpu_models(gpu), inputs.as_day(day), _segment(segment)
+    where, code = _where(region, geo), inputs.currency(currency)
     with connection(warehouse) as con:
-        return market_of(con, chosen_day, gpu_models=models, segment=chosen,
-                         now=datetime.now(UTC))
+        if per_geo:
+            frame, stored = market_by_geo(con, chosen_day, gpu_models=models, segment=chosen,
+                                          now=datetime.now(UTC), place=where), False
+        else:
+            frame, stored = market_of(con, chosen_day, gpu_models=models, segment=chosen,
+                                      now=datetime.now(UTC), place=where)
+        return _in_currency(con, frame, code, day=chosen_day), stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,23 +207,30 @@ class Moves:
 
 
 def market_moves(gpu: Names = None, *, day: date | str | None = None, period: str = "week",
+                 region: Names = None, geo: Names = None, currency: str | None = None,
                  warehouse: WarehousePath = None) -> Moves:
     """Market moves per GPU model over providers present on both days (a week or a month
-    back from `day`); providers joining or leaving are coverage changes, apart."""
+    back from `day`); providers joining or leaving are coverage changes, apart. Amounts in
+    `currency` at the rate of the later day."""
     from reports.market.moves import PERIOD_DAYS, week_moves
 
     inputs.one_of("period", period, PERIOD_DAYS)
     models, chosen_day = inputs.gpu_models(gpu), inputs.as_day(day)
+    where, code = _where(region, geo), inputs.currency(currency)
     with connection(warehouse) as con:
-        found = week_moves(con, chosen_day, period=period, gpu_models=models)
-    return Moves(found.old_day, found.new_day, found.moves, found.coverage)
+        found = week_moves(con, chosen_day, period=period, gpu_models=models, place=where,
+                           now=datetime.now(UTC))
+        return Moves(found.old_day, found.new_day,
+                     _in_currency(con, found.moves, code, day=found.new_day),
+                     _in_currency(con, found.coverage, code, day=found.new_day))
 
 
 def explain(what: str, name: str, *, day: date | str | None = None, pricing: Names = None,
-            warehouse: WarehousePath = None) -> str:
+            region: Names = None, geo: Names = None, warehouse: WarehousePath = None) -> str:
     """How a number was made, as text: the offers that counted (source, capture, time), the
-    ones left out and why, and the arithmetic. `what`: market, cheapest or scenario; `name`:
-    a GPU model or family, or a scenario name (reports/market/scenarios.toml)."""
+    ones left out and why, and the arithmetic (in USD, the currency prices are compared in).
+    `what`: market, cheapest or scenario; `name`: a GPU model or family, or a scenario name
+    (reports/market/scenarios.toml)."""
     from reports.market.explain import explain_cheapest, explain_market, explain_scenario
     from reports.queries import reference_table
 
@@ -187,9 +245,10 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
         scenarios = {s.name: s for s in load_scenarios()}
         inputs.one_of("scenario", name, scenarios)
     models = inputs.gpu_models([name]) if what != "scenario" else None
-    with prices_at(warehouse, pricing, as_of) as then:
+    where = _where(region, geo)
+    with prices_at(warehouse, pricing, as_of, where) as then:
         if what == "market":
-            lines = explain_market(then.con, models or [], chosen_day, now=now)
+            lines = explain_market(then.con, models or [], chosen_day, now=now, place=where)
         elif what == "cheapest":
             lines = explain_cheapest(then, models or [])
         else:
@@ -198,6 +257,7 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
 
 
 def value(metric: str = "pflop", gpu: Names = None, *, limit: int = 20, pricing: Names = None,
+          region: Names = None, geo: Names = None, currency: str | None = None,
           warehouse: WarehousePath = None) -> pl.DataFrame:
     """Price-performance of comparable offers: $ per PFLOP-hour (dense BF16), per GB of VRAM
     an hour, or per TB/s of memory bandwidth an hour, best first."""
@@ -205,14 +265,15 @@ def value(metric: str = "pflop", gpu: Names = None, *, limit: int = 20, pricing:
 
     inputs.one_of("metric", metric, METRICS)
     models, count = inputs.gpu_models(gpu), _limit(limit)
-    return _ask(warehouse, pricing,
-                lambda now: price_performance(now, metric, models)).head(count)
+    return _ask(warehouse, pricing, lambda now: price_performance(now, metric, models),
+                _where(region, geo), currency).head(count)
 
 
 def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = None,
+            region: Names = None, geo: Names = None, currency: str | None = None,
             warehouse: WarehousePath = None) -> pl.DataFrame:
     """What `gpus` GPUs for `days` days cost at each provider, in its largest nodes, against
-    the market price (list prices: capacity at that size is not checked)."""
+    the market price (of the same place; list prices: capacity at that size is not checked)."""
     from reports.market.cluster import cluster_quotes
     from reports.market.values import market_of
 
@@ -221,12 +282,14 @@ def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = Non
         raise InputError("give the GPU, e.g. gpu='H100'")
     inputs.CLUSTER_GPUS.check("gpus", gpus)
     inputs.CLUSTER_DAYS.check("days", days)
-    with prices_at(warehouse, pricing) as now:
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+    where, code = _where(region, geo), inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=where) as now:
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
         quotes = cluster_quotes(now, market_rows, models, gpus=int(gpus), days=int(days))
-    if quotes.height == 0:
-        raise NoAnswer(f"no comparable {', '.join(_names(gpu) or [])} offers stand now")
-    return quotes
+        if quotes.height == 0:
+            raise NoAnswer(f"no comparable {', '.join(_names(gpu) or [])} offers stand now"
+                           + (f" ({where.describe()})" if not where.everywhere else ""))
+        return _in_currency(now.con, quotes, code, day=now.day)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +298,7 @@ class RentVsBuy:
 
     servers: pl.DataFrame       # full cost of ownership per useful GPU-hour vs the rentals
     cards: pl.DataFrame | None  # purchase / (cheapest rental - power), per GPU model
-    sheets: list[tuple[dict[str, object], list[list[str]]]]  # (server, arithmetic lines)
+    sheets: list[tuple[dict[str, object], list[list[str]]]]  # (server, arithmetic lines), USD
 
 
 def rent_vs_buy_detail(gpu: Names = None, *, utilization: float | None = None,
@@ -244,8 +307,10 @@ def rent_vs_buy_detail(gpu: Names = None, *, utilization: float | None = None,
                        colo: float | None = None, ops_share: float | None = None,
                        idle_power: float | None = None, assumptions: str | Path | None = None,
                        servers: str | Path | None = None, pricing: Names = None,
+                       region: Names = None, geo: Names = None, currency: str | None = None,
                        warehouse: WarehousePath = None) -> RentVsBuy:
-    """rent_vs_buy with the card-only figure and each server's arithmetic."""
+    """rent_vs_buy with the card-only figure and each server's arithmetic (the sheets in
+    USD whatever `currency`)."""
     import polars as pl
 
     from reports.market.rent_vs_buy import break_even
@@ -271,27 +336,33 @@ def rent_vs_buy_detail(gpu: Names = None, *, utilization: float | None = None,
         raise InputError(str(exc).splitlines()[0]) from None
     if models:
         server_rows = server_rows.filter(pl.col("gpu_model").is_in(models))
-    with prices_at(warehouse, pricing) as now:
-        market_rows, _ = market_of(now.con, now.day, now=now.as_of)
+    where, code = _where(region, geo), inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=where) as now:
+        market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
         market_usd, cheapest_usd = rental_yardsticks(now, market_rows)
         ownership = reference_table(now.con, "gpu_ownership")
         cards = break_even(ownership, now) if ownership is not None and ownership.height \
             else None
-    if cards is not None and models:
-        cards = cards.filter(pl.col("gpu_model").is_in(models))
+        if cards is not None and models:
+            cards = cards.filter(pl.col("gpu_model").is_in(models))
+        rows = _in_currency(now.con, tco_rows(server_rows, chosen, market_usd, cheapest_usd),
+                           code, day=now.day)
+        if cards is not None:
+            cards = _in_currency(now.con, cards, code, day=now.day)
     sheets = []
     for server in server_rows.to_dicts():
         rent = market_usd.get(server["gpu_model"]) or cheapest_usd.get(
             server["gpu_model"], (None, ""))[0]
         sheets.append((server, tco_sheet(server, chosen, rent)))
-    return RentVsBuy(tco_rows(server_rows, chosen, market_usd, cheapest_usd), cards, sheets)
+    return RentVsBuy(rows, cards, sheets)
 
 
 def rent_vs_buy(gpu: Names = None, *, utilization: float | None = None,
                 years: float | None = None, cost_of_capital: float | None = None,
                 usd_per_kwh: float | None = None, pue: float | None = None,
                 colo: float | None = None, ops_share: float | None = None,
-                idle_power: float | None = None, pricing: Names = None,
+                idle_power: float | None = None, pricing: Names = None, region: Names = None,
+                geo: Names = None, currency: str | None = None,
                 warehouse: WarehousePath = None) -> pl.DataFrame:
     """Build vs rent per server (schemas/server_prices.csv): full cost of ownership per useful
     GPU-hour, break-even utilization and payback month against the market price and the
@@ -300,11 +371,13 @@ def rent_vs_buy(gpu: Names = None, *, utilization: float | None = None,
     return rent_vs_buy_detail(
         gpu, utilization=utilization, years=years, cost_of_capital=cost_of_capital,
         usd_per_kwh=usd_per_kwh, pue=pue, colo=colo, ops_share=ops_share,
-        idle_power=idle_power, pricing=pricing, warehouse=warehouse).servers
+        idle_power=idle_power, pricing=pricing, region=region, geo=geo, currency=currency,
+        warehouse=warehouse).servers
 
 
 def scenario(name: str | None = None, *, gpu_hours: float | None = None, gpu: Names = None,
-             pricing: Names = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+             pricing: Names = None, region: Names = None, geo: Names = None,
+             currency: str | None = None, warehouse: WarehousePath = None) -> pl.DataFrame:
     """What a job costs on each platform: a named scenario (reports/market/scenarios.toml),
     or `gpu_hours` of `gpu`."""
     from reports.market.scenarios import Scenario, evaluate, load_scenarios
@@ -323,11 +396,13 @@ def scenario(name: str | None = None, *, gpu_hours: float | None = None, gpu: Na
         raise InputError("give a scenario name (" + ", ".join(scenarios) + ") or gpu_hours "
                          "and gpu")
     return _ask(warehouse, pricing,
-                lambda now: evaluate(now, chosen, reference_table(now.con, "plan")))
+                lambda now: evaluate(now, chosen, reference_table(now.con, "plan")),
+                _where(region, geo), currency)
 
 
 def fit(params: str | None = None, method: str | None = None, *, limit: int = 10,
-        pricing: Names = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+        pricing: Names = None, region: Names = None, geo: Names = None,
+        currency: str | None = None, warehouse: WarehousePath = None) -> pl.DataFrame:
     """Which GPU fits a model. With `params` (e.g. '70B', '124M') and `method` (full, lora,
     qlora, inference): the cheapest comparable offers with that much VRAM, cheapest $/hour
     first. Otherwise the matrix of sizes x methods with the cheapest offer that fits."""
@@ -349,13 +424,15 @@ def fit(params: str | None = None, method: str | None = None, *, limit: int = 10
     if size is not None and not (inputs.PARAMS_B.low <= size <= inputs.PARAMS_B.high):
         raise InputError(f"params {params} is out of range: allowed "
                          f"{inputs.PARAMS_B.low * 1000:g}M to {inputs.PARAMS_B.high:g}B")
-    count = _limit(limit)
+    count, where = _limit(limit), _where(region, geo)
     if size is not None and method is not None:
         needed = vram_needed_gb(size, method)
-        return _ask(warehouse, pricing, lambda now: fitting_offers(now, needed)).head(count)
+        return _ask(warehouse, pricing, lambda now: fitting_offers(now, needed).head(count),
+                    where, currency)
     sizes = (size,) if size is not None else MODEL_SIZES_B
     methods = (method,) if method is not None else tuple(GB_PER_BILLION)
-    return _ask(warehouse, pricing, lambda now: fit_matrix(now, sizes, methods))
+    return _ask(warehouse, pricing, lambda now: fit_matrix(now, sizes, methods), where,
+                currency)
 
 
 def needed_vram_gb(params: str, method: str) -> float:
@@ -370,38 +447,44 @@ def needed_vram_gb(params: str, method: str) -> float:
 
 
 def history(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names = None,
+            region: Names = None, geo: Names = None, currency: str | None = None,
             warehouse: WarehousePath = None) -> pl.DataFrame:
     """The cheapest comparable offer of `gpu` per day over the last `days` days, with the
     provenance of every point (source, capture, observed time); today's point is what
-    `cheapest` answers now."""
+    `cheapest` answers now. `currency`: each day at its own rate."""
     from reports.market.history import series_points
 
     models = inputs.gpu_models([gpu]) or []
     inputs.HISTORY_DAYS.check("days", days)
+    where, code = _where(region, geo), inputs.currency(currency)
     now = datetime.now(UTC)
     until = now.date()
     with connection(warehouse) as con:
         points = series_points(con, models, since=until - timedelta(days=int(days)),
                                until=until, pricing=inputs.pricing_kinds(pricing),
-                               providers=_names(provider), now=now)
-    if points.height == 0:
-        raise NoAnswer(f"no {gpu} prices in the last {days} days")
-    return points
+                               providers=_names(provider), now=now, place=where)
+        if points.height == 0:
+            raise NoAnswer(f"no {gpu} prices in the last {days} days"
+                           + (f" ({where.describe()})" if not where.everywhere else ""))
+        return _in_currency(con, points, code, day_column="day")
 
 
 def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
-            pricing: Names = None, limit: int = 50, warehouse: WarehousePath = None
+            pricing: Names = None, region: Names = None, geo: Names = None,
+            currency: str | None = None, limit: int = 50, warehouse: WarehousePath = None
             ) -> pl.DataFrame:
     """Moves of current prices on or after `since` (the source that speaks for each
-    offering): old -> new per hour and per GPU-hour, %, newest first."""
+    offering): old -> new per hour and per GPU-hour, %, newest first (`currency`: at the
+    rate of each move's day)."""
     from reports.market.history import price_moves
 
     day = inputs.as_day(since, "since")
     models, count = inputs.gpu_models(gpu), _limit(limit)
+    where, code = _where(region, geo), inputs.currency(currency)
     with connection(warehouse) as con:
         moves = price_moves(con, since=day, gpu_models=models, providers=_names(provider),
-                            pricing=inputs.pricing_kinds(pricing))
-    return moves.head(count)
+                            pricing=inputs.pricing_kinds(pricing), place=where)
+        return _in_currency(con, moves.head(count), code, day_column="changed_on")
 
 
 def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
@@ -431,16 +514,62 @@ def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
         pl.col("last_status").fill_null("never run"))
 
 
-def summary(pricing: Names = None, warehouse: WarehousePath = None) -> dict[str, pl.DataFrame]:
+def summary(pricing: Names = None, warehouse: WarehousePath = None, *, region: Names = None,
+            geo: Names = None, currency: str | None = None) -> dict[str, pl.DataFrame]:
     """The refresh summary: rows per source in the last refresh, GPU names the catalog could
-    not place, and the cheapest comparable offer per VRAM tier."""
+    not place, and the cheapest comparable offer per VRAM tier (in `region` / `geo`)."""
     from reports.market.rankings import top_per_tier
     from reports.queries import rows_per_source, unknown_gpus
 
-    with prices_at(warehouse, pricing) as now:
+    where, code = _where(region, geo), inputs.currency(currency)
+    with prices_at(warehouse, pricing, place=where) as now:
         return {"rows_per_source": rows_per_source(now.con),
                 "unknown_gpus": unknown_gpus(now.con),
-                "cheapest_per_tier": top_per_tier(now, per_tier=1).drop("rank")}
+                "cheapest_per_tier": _in_currency(
+                    now.con, top_per_tier(now, per_tier=1).drop("rank"), code, day=now.day)}
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """Whether a GPU could be rented, per provider and region, and who quotes it without
+    saying."""
+
+    stock: pl.DataFrame  # reports.market.stock.stock_table rows
+    silent: list[str]    # providers quoting the GPU now whose source gives no stock
+
+
+def availability_detail(gpu: str, *, days: int = 7, region: Names = None, geo: Names = None,
+                        pricing: Names = None, warehouse: WarehousePath = None
+                        ) -> Availability:
+    """availability, with the providers that quote `gpu` now but say nothing of stock."""
+    import polars as pl
+
+    from reports.market.stock import stock_table
+    from warehouse.semantic_stock import availability as series_of
+
+    models = inputs.gpu_models([gpu]) or []
+    inputs.HISTORY_DAYS.check("days", days)
+    where = _where(region, geo)
+    now = datetime.now(UTC)
+    with prices_at(warehouse, pricing, now, where) as current:
+        series = series_of(current.con, as_of=now, since=now - timedelta(days=int(days)),
+                           gpu_models=models, pricing=current.pricing, place=where)
+        quoting = current.comparable().filter(pl.col("gpu_model").is_in(models))
+    silent = sorted(set(quoting["provider"]) - set(series["provider"]))
+    if series.height == 0:
+        raise NoAnswer(f"no source reported {gpu} stock in the last {days} days"
+                       + (f" ({where.describe()})" if not where.everywhere else "")
+                       + (f"; quoted without stock by {', '.join(silent)}" if silent else ""))
+    return Availability(stock_table(series), silent)
+
+
+def availability(gpu: str, *, days: int = 7, region: Names = None, geo: Names = None,
+                 pricing: Names = None, warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Could `gpu` be rented? Per provider and region whose source says so: the share of the
+    last `days` days' observations in stock, the last time it was, and the stock state now
+    (available, low, out of stock: warehouse.semantic_stock)."""
+    return availability_detail(gpu, days=days, region=region, geo=geo, pricing=pricing,
+                               warehouse=warehouse).stock
 
 
 def query(sql: str, *, warehouse: WarehousePath = None) -> pl.DataFrame:

@@ -25,6 +25,7 @@ from gpuprices import (
     commands_mcp,
     commands_ops,
     commands_reports,
+    commands_stock,
 )
 from gpuprices.options import fail
 from gpuprices.output import set_wide
@@ -117,7 +118,7 @@ def _root(
     """Where GPU compute is cheapest today: scrape, store, compare."""
 
 
-for commands in (commands_data, commands_reports, commands_ops, commands_market,
+for commands in (commands_data, commands_reports, commands_stock, commands_ops, commands_market,
                  commands_history, commands_board, commands_index, commands_mcp):
     commands.register(app)
 

@@ -6,25 +6,32 @@ import logging
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from contract import DEFAULT_PRICING
 from contract.settings import load_settings
 from gpuprices.options import (
+    CurrencyOpt,
     FormatOpt,
+    GeoOpt,
     PrefectOpt,
     PricingOpt,
+    RegionOpt,
     WarehouseOpt,
     fail,
     in_range,
+    place,
     prepare_prefect,
     read_warehouse,
     use_prefect,
 )
-from gpuprices.output import Format, print_frame, print_frames
+from gpuprices.output import Format, print_frame
 from warehouse.sandbox import THREADS, TIMEOUT_S
+
+if TYPE_CHECKING:
+    from warehouse.place import Place
 
 # Words of DuckDB's refusals under the query sandbox (warehouse.connection.SANDBOX).
 REFUSED = ("disabled by configuration", "configuration has been locked",
@@ -309,31 +316,38 @@ def _refresh_flow(source: list[str] | None, offline: bool, warehouse: Path) -> s
 
 
 def print_summary(warehouse: Path, fmt: Format = Format.table,
-                  pricing: tuple[str, ...] | None = None) -> None:
-    """Rows per source in the last run, unknown GPU names, the cheapest offer per tier (one
-    JSON object with a key for each, with -f json)."""
+                  pricing: tuple[str, ...] | None = None, where: Place | None = None,
+                  currency: str | None = None) -> None:
+    """Rows per source in the last run, unknown GPU names, the cheapest offer per tier (in
+    `where`, amounts in `currency`; one JSON object with a key for each, with -f json)."""
     from gpuprices import api
+    from gpuprices.money import Money
 
-    chosen = pricing or DEFAULT_PRICING
-    tables = api.summary(chosen, warehouse)
+    chosen, money = pricing or DEFAULT_PRICING, Money.of(currency)
+    tables = api.summary(chosen, warehouse, region=where.regions if where else None,
+                         geo=where.geos if where else None, currency=money.code)
     unknown = tables["unknown_gpus"]
     sections = [("rows_per_source", "rows per source (last refresh)",
                  tables["rows_per_source"])]
     if unknown.height or fmt is not Format.table:
         sections.append(("unknown_gpus", "GPU names not in the catalog (rows quarantined)",
                          unknown))
-    sections.append(("cheapest_per_tier", "cheapest comparable offer per GPU tier "
-                     f"({', '.join(chosen)})", tables["cheapest_per_tier"]))
+    shown = ", ".join(chosen) + (f"; {where.describe()}" if where and not where.everywhere
+                                 else "")
+    sections.append(("cheapest_per_tier", f"cheapest comparable offer per GPU tier ({shown})",
+                     money.seen(tables["cheapest_per_tier"], day=datetime.now(UTC).date())))
     if fmt is Format.table and not unknown.height:
         typer.echo("GPU names not in the catalog: none")
-    print_frames(sections, fmt)
+    money.show_frames(sections, fmt)
 
 
-def summary(pricing: PricingOpt = None, warehouse: WarehouseOpt = None,
+def summary(pricing: PricingOpt = None, region: RegionOpt = None, geo: GeoOpt = None,
+            currency: CurrencyOpt = None, warehouse: WarehouseOpt = None,
             fmt: FormatOpt = Format.table) -> None:
     """Print the refresh summary again from the warehouse (no scraping)."""
     settings = load_settings(warehouse=warehouse)
-    print_summary(settings.warehouse, fmt, pricing)  # type: ignore[arg-type]
+    print_summary(settings.warehouse, fmt, pricing, place(region, geo),  # type: ignore[arg-type]
+                  currency)
 
 
 def register(app: typer.Typer) -> None:

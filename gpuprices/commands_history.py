@@ -18,15 +18,20 @@ import typer
 
 from contract.settings import load_settings
 from gpuprices.inputs import HISTORY_DAYS, LIMIT
+from gpuprices.money import Money
 from gpuprices.options import (
+    CurrencyOpt,
     FormatOpt,
+    GeoOpt,
     GpuOpt,
     PricingOpt,
     ProviderOpt,
+    RegionOpt,
     WarehouseOpt,
     day_option,
     fail,
     in_range,
+    place,
     writable_warehouse,
 )
 from gpuprices.output import Format, print_frame
@@ -287,27 +292,35 @@ def history(
                                       help="days of history")] = 90,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     plot: Annotated[Path | None, typer.Option(help="write a PNG chart to this file")] = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Cheapest comparable offer per day for GPU, with the source and capture of every point
-    (today's point is what `cheapest` answers now)."""
+    (today's point is what `cheapest` answers now; --currency: each day at its own rate)."""
     import polars as pl
 
     from gpuprices import api
     from reports.charts import plot_daily, sparkline
 
-    points = api.history(gpu, days=days, provider=provider, pricing=pricing,
-                         warehouse=warehouse)
-    print_frame(points, fmt, title=f"cheapest {gpu} per day ({', '.join(pricing or ())})")
-    if fmt is Format.table:
-        values = points[POINT].to_list()
-        typer.echo(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} per GPU-hour")
+    where, money = place(region, geo), Money.of(currency)
+    points = money.seen(api.history(gpu, days=days, provider=provider, pricing=pricing,
+                                    region=where.regions, geo=where.geos,
+                                    currency=money.code, warehouse=warehouse),
+                        day_column="day")
+    shown = ", ".join([*(pricing or ()), *([where.describe()] if not where.everywhere else [])])
+    money.show(points, fmt, title=f"cheapest {gpu} per day ({shown})")
+    values = points[money.label(POINT)].drop_nulls().to_list()
+    if fmt is Format.table and values:
+        typer.echo(money.label(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} "
+                               "per GPU-hour"))
     if plot is not None:
         series = points.select(pl.lit(gpu).alias("series"), "day",
-                               pl.col(POINT).alias("usd_per_gpu_hour"))  # plot_daily's name
-        plot_daily(series, plot, title=f"Cheapest {gpu} $/GPU-hour per day")
+                               pl.col(money.label(POINT)).alias("usd_per_gpu_hour"))  # plot_daily
+        plot_daily(series, plot, title=money.label(f"Cheapest {gpu} $/GPU-hour per day"))
         typer.echo(f"chart: {plot}", err=True)
 
 
@@ -321,23 +334,32 @@ def changes(
     gpu: GpuOpt = None,
     provider: ProviderOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     limit: Annotated[int, typer.Option(callback=in_range(*LIMIT), help="rows to show")] = 50,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Moves of current prices since a day (the source that speaks for each offering): old ->
-    new, %, date, provider, offering (newest first)."""
+    new, %, date, provider, offering (newest first; --currency: at the rate of the move's
+    day)."""
     from gpuprices import api
 
-    moves = api.changes(since.date(), gpu=gpu, provider=provider, pricing=pricing,
-                        limit=LIMIT.high, warehouse=warehouse)
+    where, money = place(region, geo), Money.of(currency)
+    moves = money.seen(api.changes(since.date(), gpu=gpu, provider=provider, pricing=pricing,
+                                   region=where.regions, geo=where.geos, currency=money.code,
+                                   limit=LIMIT.high, warehouse=warehouse),
+                       day_column="changed_on")
+    columns = [money.label(c) for c in MOVE_COLUMNS]
     shown = moves if fmt is not Format.table else moves.select(
         "changed_on", "provider", "offering", "region", "pricing", "gpu_model",
-        *MOVE_COLUMNS, "pct_change", "previous_day")
-    print_frame(shown.head(limit), fmt,
-                title=f"price moves since {since.date()} ({moves.height} in all)",
-                priority=("changed_on", "provider", *MOVE_COLUMNS, "pct_change", "gpu_model",
-                          "offering"))
+        *columns, "pct_change", "previous_day")
+    money.show(shown.head(limit), fmt,
+               title=f"price moves since {since.date()} ({moves.height} in all"
+               + (f", {where.describe()}" if not where.everywhere else "") + ")",
+               priority=("changed_on", "provider", *MOVE_COLUMNS, "pct_change", "gpu_model",
+                         "offering"))
 
 
 # A move's old and new price per GPU-hour (price_move view).

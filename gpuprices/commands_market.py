@@ -7,24 +7,30 @@ the board's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from gpuprices.inputs import CLUSTER_DAYS, CLUSTER_GPUS, LIMIT, PERIODS
+from gpuprices.money import Money
 from gpuprices.options import (
+    CurrencyOpt,
     DayOpt,
     FormatOpt,
+    GeoOpt,
     GpuOpt,
     PricingOpt,
+    RegionOpt,
     WarehouseOpt,
     fail,
     in_range,
+    place,
     the_day,
     writable_warehouse,
 )
-from gpuprices.output import Format, print_frame, print_frames
+from gpuprices.output import Format
 
 __all__ = ["register"]
 
@@ -59,15 +65,23 @@ def market(
     rebuild: Annotated[bool, typer.Option(help="recompute every derived table (the market "
                                           "price included) from every stored price "
                                           "(writes)")] = False,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    per_geo: Annotated[bool, typer.Option("--per-geo", help="one market per geography (those "
+                                          "--geo names, else every one)")] = False,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """The market price per GPU model and day: median of per-provider medians, with spread."""
+    """The market price per GPU model and day: median of per-provider medians, with spread;
+    of the offers in a region or geography with --region / --geo, per geography with
+    --per-geo."""
     import polars as pl
 
     from gpuprices import api
 
     chosen_day = the_day(day)
+    where, money = place(region, geo), Money.of(currency)
     if rebuild:
         from flows.upkeep import rebuild_derived
 
@@ -75,20 +89,28 @@ def market(
             days = rebuild_derived(con)
         typer.echo(f"derived tables rebuilt: {days} days", err=True)
     frame, stored = api.market_stored(gpu, day=chosen_day, segment=segment,
-                                      warehouse=warehouse)
-    if not stored:
+                                      region=where.regions, geo=where.geos, per_geo=per_geo,
+                                      currency=money.code, warehouse=warehouse)
+    frame = money.seen(frame, day=chosen_day)
+    if per_geo or not where.everywhere:
+        typer.echo(f"(the market {'per geography' if per_geo else 'of ' + where.describe()}: "
+                   "computed from the offers placed there as prices stood at the end of "
+                   f"{chosen_day})", err=True)
+    elif not stored:
         typer.echo(f"(no stored market values for {chosen_day}: computed from the prices as "
                    "they stood at the end of that day)", err=True)
-    if fmt is Format.table:
+    if fmt is Format.table and frame.height:
         frame = frame.select(
-            "day", pl.col("gpu_model").alias("gpu"), "segment",
-            pl.col(MARKET).round(3).alias("market"),
-            pl.col(MIN).round(3).alias("min"), pl.col(P25).round(3).alias("p25"),
-            pl.col(P75).round(3).alias("p75"), "providers", "offers",
+            *(["geo"] if per_geo else []), "day", pl.col("gpu_model").alias("gpu"), "segment",
+            pl.col(money.label(MARKET)).round(3).alias("market"),
+            pl.col(money.label(MIN)).round(3).alias("min"),
+            pl.col(money.label(P25)).round(3).alias("p25"),
+            pl.col(money.label(P75)).round(3).alias("p75"), "providers", "offers",
             pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
             pl.col("withheld_reason").alias("withheld"))
-    print_frame(frame, fmt, title=f"market $/GPU-hour on {chosen_day}",
-                priority=("gpu", "market", "segment", "min", "p25", "p75", "providers"))
+    shown = f" ({where.describe()})" if not where.everywhere else ""
+    money.show(frame, fmt, title=f"market $/GPU-hour on {chosen_day}{shown}",
+               priority=("gpu", "market", "segment", "min", "p25", "p75", "providers"))
 
 
 def explain(
@@ -97,31 +119,44 @@ def explain(
                                         "scenario name from reports/market/scenarios.toml")],
     day: DayOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """How a number was made: the offers that counted (source, capture, time), the ones left
-    out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20`."""
+    out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20` (in USD,
+    the currency prices are compared in)."""
     from gpuprices import api
 
-    typer.echo(api.explain(what, name, day=day, pricing=pricing, warehouse=warehouse))
+    typer.echo(api.explain(what, name, day=day, pricing=pricing, region=region, geo=geo,
+                           warehouse=warehouse))
 
 
 def market_moves(
     gpu: GpuOpt = None,
     day: DayOpt = None,
     period: Annotated[str, typer.Option(help="week or month (7 or 30 days back)")] = "week",
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Market moves over providers present on both days; coverage changes apart."""
+    """Market moves over providers present on both days; coverage changes apart (amounts in
+    --currency at the rate of the later day)."""
     from gpuprices import api
 
     if period not in PERIODS:
         raise fail(f"--period is week or month, not {period!r}", 2)
-    moves = api.market_moves(gpu, day=the_day(day), period=period, warehouse=warehouse)
-    print_frames([("moves", f"market moves {moves.old_day} -> {moves.new_day} over matched "
-                   "providers", moves.moves),
-                  ("coverage", "coverage changes (not price moves)", moves.coverage)], fmt)
+    where, money = place(region, geo), Money.of(currency)
+    moves = api.market_moves(gpu, day=the_day(day), period=period, region=where.regions,
+                             geo=where.geos, currency=money.code, warehouse=warehouse)
+    shown = f" ({where.describe()})" if not where.everywhere else ""
+    money.show_frames([
+        ("moves", f"market moves {moves.old_day} -> {moves.new_day} over matched providers"
+         f"{shown}", money.seen(moves.moves, day=moves.new_day)),
+        ("coverage", "coverage changes (not price moves)",
+         money.seen(moves.coverage, day=moves.new_day))], fmt)
 
 
 def value(
@@ -131,6 +166,9 @@ def value(
     gpu: GpuOpt = None,
     limit: Annotated[int, typer.Option(help="rows to show", callback=in_range(*LIMIT))] = 20,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -140,9 +178,11 @@ def value(
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
-    ranked = api.value(metric, gpu, limit=LIMIT.high, pricing=pricing, warehouse=warehouse)
-    print_frame(ranked.head(limit), fmt,
-                title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
+    where, money = place(region, geo), Money.of(currency)
+    ranked = api.value(metric, gpu, limit=LIMIT.high, pricing=pricing, region=where.regions,
+                       geo=where.geos, currency=money.code, warehouse=warehouse)
+    money.show(money.seen(ranked.head(limit), day=datetime.now(UTC).date()), fmt,
+               title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
 
 
 def cluster(
@@ -152,32 +192,40 @@ def cluster(
     days: Annotated[int, typer.Option(help="days of use",
                                       callback=in_range(*CLUSTER_DAYS))] = 90,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market."""
+    """What GPUS GPUs for DAYS cost at each provider, in its largest nodes, vs the market (of
+    the same place with --region / --geo)."""
     import polars as pl
 
     from gpuprices import api
 
     if not gpu:
         raise fail("give the GPU: --gpu NAME", 2)
-    quotes = api.cluster(gpu, gpus=gpus, days=days, pricing=pricing, warehouse=warehouse)
+    where, money = place(region, geo), Money.of(currency)
+    quotes = money.seen(api.cluster(gpu, gpus=gpus, days=days, pricing=pricing,
+                                    region=where.regions, geo=where.geos, currency=money.code,
+                                    warehouse=warehouse), day=datetime.now(UTC).date())
+    usd = money.label
     if fmt is Format.table:
         quotes = quotes.select(
             "provider", "segment", pl.col("gpu_model").alias("gpu"), "offering",
             pl.col("node_gpus").alias("GPUs/node"), "nodes",
-            pl.col("hourly_usd").round(0).alias("$/hour"),
-            pl.col("total_usd").round(0).alias("total $"),
+            pl.col(usd("hourly_usd")).round(0).alias("$/hour"),
+            pl.col(usd("total_usd")).round(0).alias("total $"),
             pl.col("vs_market_pct").alias("vs market %"),
             pl.col("reserved_offering").alias("reserved"),
-            pl.col("reserved_total_usd").round(0).alias("reserved total $"),
+            pl.col(usd("reserved_total_usd")).round(0).alias("reserved total $"),
             pl.col("reserved_term").alias("term"),
             pl.when(pl.col("market_withheld").is_not_null()).then(pl.lit("market withheld"))
             .alias("note"))
-    print_frame(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
-                "prices; capacity at this size is not checked)",
-                priority=("provider", "total $", "gpu", "$/hour", "vs market %", "nodes"))
+    money.show(quotes, fmt, title=f"{gpus} x {', '.join(gpu or [])} for {days} days (list "
+               "prices; capacity at this size is not checked)",
+               priority=("provider", "total $", "gpu", "$/hour", "vs market %", "nodes"))
 
 
 def rent_vs_buy(
@@ -205,6 +253,9 @@ def rent_vs_buy(
     servers: Annotated[Path | None, typer.Option(help="CSV of server prices (default "
                                                  "schemas/server_prices.csv)")] = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -214,23 +265,30 @@ def rent_vs_buy(
 
     from gpuprices import api
 
+    where, money = place(region, geo), Money.of(currency)
     found = api.rent_vs_buy_detail(
         gpu, utilization=utilization, years=years, cost_of_capital=cost_of_capital,
         usd_per_kwh=usd_per_kwh, pue=pue, colo=colo, ops_share=ops_share,
         idle_power=idle_power, assumptions=assumptions, servers=servers, pricing=pricing,
-        warehouse=warehouse)
-    sections = [("servers", "full cost of ownership vs renting", found.servers)]
+        region=where.regions, geo=where.geos, currency=money.code, warehouse=warehouse)
+    today = datetime.now(UTC).date()
+    sections = [("servers", "full cost of ownership vs renting",
+                 money.seen(found.servers, day=today))]
     if found.cards is not None:
         sections.append(("cards", "the card alone: purchase / (cheapest rental - power)",
-                         found.cards))
+                         money.seen(found.cards, day=today)))
     if fmt is not Format.table:
-        print_frames(sections, fmt)
+        money.show_frames(sections, fmt)
         return
     rows = found.servers
-    shown = rows.select(pl.col(c).alias(RENT_VS_BUY_TABLE[c]) for c in RENT_VS_BUY_TABLE
+    columns = {money.label(c): name for c, name in RENT_VS_BUY_TABLE.items()}
+    shown = rows.select(pl.col(c).alias(columns[c]) for c in columns
                         if c in rows.columns).with_columns(pl.col(pl.Float64).round(2))
-    print_frame(shown, fmt, title=f"{sections[0][1]} (--format csv: every column)")
-    if gpu:
+    money.show(shown, fmt, title=f"{sections[0][1]} (--format csv: every column)")
+    if gpu and money.converting:
+        typer.echo("(the arithmetic sheets are in USD: run without --currency to see them)",
+                   err=True)
+    elif gpu:
         from rich.console import Console
         from rich.table import Table
 
@@ -244,7 +302,7 @@ def rent_vs_buy(
                 sheet.add_row(*line)
             Console(width=table_width()).print(sheet)
     if found.cards is not None:
-        print_frame(found.cards, fmt, title=sections[1][1])
+        money.show(found.cards, fmt, title=sections[1][1])
 
 
 def register(app: typer.Typer) -> None:

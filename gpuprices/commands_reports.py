@@ -15,20 +15,25 @@ import typer
 
 from contract.settings import load_settings
 from gpuprices.inputs import GPU_HOURS, LIMIT, MIN_VRAM_GB
+from gpuprices.money import Money
 from gpuprices.options import (
+    CurrencyOpt,
     FormatOpt,
+    GeoOpt,
     GpuOpt,
     PrefectOpt,
     PricingOpt,
     ProviderOpt,
+    RegionOpt,
     WarehouseOpt,
     fail,
     in_range,
+    place,
     prepare_prefect,
     use_prefect,
     warehouse_errors,
 )
-from gpuprices.output import Format, print_frame
+from gpuprices.output import Format
 
 
 def report(
@@ -85,23 +90,33 @@ def cheapest(
     include_unavailable: Annotated[bool, typer.Option(help="also list offers left out only "
                                                       "for being unavailable (after the "
                                                       "rest)")] = False,
+    in_stock: Annotated[bool, typer.Option("--in-stock", help="only offers a source says can "
+                                           "be rented now (stock available or low)")] = False,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The cheapest comparable offers ($/GPU-hour): available, fresh, whole GPUs, no
-    outliers; the first of each GPU is the cheapest every view names."""
+    outliers; the first of each GPU is the cheapest every view names. `stock` is each offer's
+    stock state (? where its source does not say)."""
     from gpuprices import api
 
-    frame = api.cheapest(gpu, min_vram=min_vram, tier=tier, pricing=pricing,
-                         provider=provider, limit=LIMIT.high,
-                         include_unavailable=include_unavailable, warehouse=warehouse)
-    print_frame(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match)",
-                priority=CHEAPEST_PRIORITY)
+    where, money = place(region, geo), Money.of(currency)
+    frame = money.seen(api.cheapest(
+        gpu, min_vram=min_vram, tier=tier, pricing=pricing, provider=provider,
+        limit=LIMIT.high, include_unavailable=include_unavailable, in_stock=in_stock,
+        region=where.regions, geo=where.geos, currency=money.code, warehouse=warehouse),
+        day=datetime.now(UTC).date())
+    money.show(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match"
+               + (f", {where.describe()}" if not where.everywhere else "")
+               + (", in stock" if in_stock else "") + ")", priority=CHEAPEST_PRIORITY)
 
 
 # What a narrow terminal keeps of `cheapest` (the rest: --wide).
 CHEAPEST_PRIORITY = ("gpu_model", "price_usd_per_gpu_hour", "provider", "offering", "pricing",
-                     "region", "gpu_count")
+                     "stock", "region", "gpu_count")
 
 
 def scenario(
@@ -112,6 +127,9 @@ def scenario(
     = None,
     gpu: GpuOpt = None,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
@@ -123,11 +141,13 @@ def scenario(
     if name is None and not (gpu_hours is not None and gpu):
         raise fail("give a scenario name (" + ", ".join(titles) + ") or --gpu-hours H "
                    "--gpu NAME", 2)
-    rows = api.scenario(name, gpu_hours=gpu_hours, gpu=gpu, pricing=pricing,
-                        warehouse=warehouse)
+    where, money = place(region, geo), Money.of(currency)
+    rows = money.seen(api.scenario(name, gpu_hours=gpu_hours, gpu=gpu, pricing=pricing,
+                                   region=where.regions, geo=where.geos, currency=money.code,
+                                   warehouse=warehouse), day=datetime.now(UTC).date())
     title = titles[name] if name in titles else \
         f"{gpu_hours or 0:g} GPU-hours of {', '.join(gpu or [])}"
-    print_frame(rows, fmt, title=title)
+    money.show(rows, fmt, title=title)
 
 
 def fit(
@@ -135,19 +155,25 @@ def fit(
     method: Annotated[str | None, typer.Option(help="full, lora, qlora or inference")] = None,
     limit: Annotated[int, typer.Option(help="offers to show", callback=in_range(*LIMIT))] = 10,
     pricing: PricingOpt = None,
+    region: RegionOpt = None,
+    geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Which GPU fits a model: VRAM needed, and the cheapest comparable offers with that much."""
     from gpuprices import api
 
-    frame = api.fit(params, method, limit=limit, pricing=pricing, warehouse=warehouse)
+    where, money = place(region, geo), Money.of(currency)
+    frame = money.seen(api.fit(params, method, limit=limit, pricing=pricing,
+                               region=where.regions, geo=where.geos, currency=money.code,
+                               warehouse=warehouse), day=datetime.now(UTC).date())
     if params and method:
         needed = api.needed_vram_gb(params, method)
         title = f"{params} {method}: needs {needed:g} GB; cheapest comparable offers"
     else:
         title = "cheapest comparable offer that fits"
-    print_frame(frame, fmt, title=title)
+    money.show(frame, fmt, title=title)
 
 
 def register(app: typer.Typer) -> None:

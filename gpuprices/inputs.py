@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from contract import DEFAULT_PRICING, PRICING
 from gpuprices.errors import InputError
 
+if TYPE_CHECKING:
+    from warehouse.place import Place
+
 __all__ = [
     "CLUSTER_DAYS", "CLUSTER_GPUS", "EXPLAIN_WHAT", "GPU_HOURS", "HISTORY_DAYS", "LIMIT",
-    "MCP_PORT", "MIN_VRAM_GB", "PARAMS_B", "PERIODS", "Range", "as_day", "check", "gpu_models",
-    "one_of", "pricing_kinds",
+    "MCP_PORT", "MIN_VRAM_GB", "PARAMS_B", "PERIODS", "Range", "as_day", "check", "currency",
+    "gpu_models", "one_of", "place", "pricing_kinds",
 ]
 
 
@@ -105,3 +108,31 @@ def one_of(name: str, value: str, allowed: Iterable[str]) -> str:
     if value not in known:
         raise InputError(f"{name} is one of {', '.join(known)}, not {value!r}")
     return value
+
+
+def place(regions: str | Iterable[str] | None, geos: str | Iterable[str] | None) -> Place:
+    """The place regions (as providers name them, any case) and geographies
+    (schemas.regions.GEOGRAPHIES) make: everywhere when neither is given; InputError for a
+    geography the map does not know."""
+    from warehouse.place import Place, UnknownGeography
+
+    try:
+        return Place.of(_listed(regions), _listed(geos))
+    except UnknownGeography as exc:
+        raise InputError(str(exc)) from None
+
+
+def currency(code: str | None) -> str | None:
+    """An ISO currency code, upper case (None: USD, amounts as stored); InputError for
+    anything else. Whether the warehouse has its rates is checked where they are read."""
+    if code is None:
+        return None
+    cleaned = str(code).strip().upper()
+    if len(cleaned) != 3 or not cleaned.isascii() or not cleaned.isalpha():
+        raise InputError(f"currency {str(code)[:40]!r} is not an ISO currency code such as EUR "
+                         "or GBP")
+    return cleaned
+
+
+def _listed(values: str | Iterable[str] | None) -> list[str]:
+    return [values] if isinstance(values, str) else list(values or ())

@@ -68,6 +68,14 @@ Pricing = Annotated[list[str] | None, Field(
 Providers = Annotated[list[str] | None, Field(description="only these providers, e.g. "
                                               "['lambda', 'runpod']")]
 Day = Annotated[str | None, Field(description="UTC day YYYY-MM-DD (default: today)")]
+Regions = Annotated[list[str] | None, Field(description="only offers in these regions, as "
+                                            "their providers name them, e.g. ['us-east-1']")]
+Geos = Annotated[list[str] | None, Field(description="only offers in these geographies: US, "
+                                         "Canada, EU, UK, APAC, LATAM, MEA, or global (prices "
+                                         "that name no region)")]
+Currency = Annotated[str | None, Field(description="amounts in this ISO currency, e.g. 'EUR', "
+                                       "at the ECB reference rate of the day shown (default: "
+                                       "USD)")]
 Limit = Annotated[int, _ranged(inputs.LIMIT, "rows to return")]
 
 
@@ -121,12 +129,16 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
     def cheapest(gpu: Gpu = None, min_vram_gb: Annotated[float | None, _ranged(
                      inputs.MIN_VRAM_GB, "per-GPU memory at least, GB")] = None,
                  pricing: Pricing = None, provider: Providers = None, limit: Limit = 20,
-                 include_unavailable: bool = False) -> dict[str, Any]:
+                 include_unavailable: bool = False, in_stock: bool = False,
+                 region: Regions = None, geo: Geos = None,
+                 currency: Currency = None) -> dict[str, Any]:
         """The cheapest comparable offers now, cheapest $/GPU-hour first: available, fresh
         (seen within 48 h), whole GPUs, no outliers. The first row of a GPU model is the
-        cheapest every view names. Each row names its provider, offering, region and source."""
+        cheapest every view names. Each row names its provider, offering, region, source and
+        stock state; `in_stock`: only offers a source says can be rented now."""
         frame = api.cheapest(gpu, min_vram=min_vram_gb, pricing=pricing, provider=provider,
                              limit=limit, include_unavailable=include_unavailable,
+                             in_stock=in_stock, region=region, geo=geo, currency=currency,
                              warehouse=warehouse)
         return _answer(frame)
 
@@ -134,12 +146,27 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
     def market_price(gpu: Gpu = None, day: Day = None,
                      segment: Annotated[str | None, Field(
                          description="all, hyperscaler, neocloud, marketplace, serverless or "
-                         "unclassified (default: every segment)")] = None) -> dict[str, Any]:
+                         "unclassified (default: every segment)")] = None,
+                     region: Regions = None, geo: Geos = None,
+                     currency: Currency = None) -> dict[str, Any]:
         """The market price of a GPU-hour per GPU model on a day: the median across providers
         of each provider's median over its comparable offers, with min, p25, p75, max, the
-        providers and offers counted; `withheld_reason` when it is not published."""
-        frame = api.market(gpu, day=day, segment=segment, warehouse=warehouse)
+        providers and offers counted; `withheld_reason` when it is not published. With
+        `region` / `geo`: the market of the offers placed there."""
+        frame = api.market(gpu, day=day, segment=segment, region=region, geo=geo,
+                           currency=currency, warehouse=warehouse)
         return _answer(frame, day=str(inputs.as_day(day)))
+
+    @tool
+    def availability(gpu: GpuNeeded, days: Annotated[int, _ranged(
+                         inputs.HISTORY_DAYS, "days back from now")] = 7,
+                     region: Regions = None, geo: Geos = None) -> dict[str, Any]:
+        """Could a GPU be rented? Per provider and region whose source says so: the share of
+        the observations in stock, the last time it was in stock, and the stock state now
+        (available, low, out_of_stock)."""
+        found = api.availability_detail(gpu, days=days, region=region, geo=geo,
+                                        warehouse=warehouse)
+        return _answer(found.stock, quoted_without_stock=found.silent)
 
     @tool
     def history(gpu: GpuNeeded, days: Annotated[int, _ranged(inputs.HISTORY_DAYS,
@@ -242,8 +269,8 @@ def _doc_resource(uri: str, file: str, name: str, text: str) -> Any:
                                           description=text, mime_type="text/markdown")
 
 
-TOOLS = ("cheapest", "market_price", "history", "changes", "explain", "cluster_quote",
-         "rent_vs_buy", "vram_fit", "source_freshness")
+TOOLS = ("cheapest", "market_price", "availability", "history", "changes", "explain",
+         "cluster_quote", "rent_vs_buy", "vram_fit", "source_freshness")
 
 
 def serve(warehouse: str | Path | None = None, *, http: bool = False,

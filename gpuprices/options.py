@@ -1,10 +1,13 @@
 """What every command shares, defined once: the options (warehouse, format, GPU, pricing, day,
-Prefect), the error exit, the read-only and the writable warehouse, Prefect's set-up.
+region, geography, currency, Prefect), the error exit, the read-only and the writable
+warehouse, Prefect's set-up.
 
 A bottom module of the CLI: cli.py and every commands_*.py import it; it imports none of them.
 GPU names resolve here (schemas.names, as alert rules do): `--gpu h100` means every H100, an
 unknown name exits 2. `--pricing` is THE flag that changes the pricing set every question is
-answered in (default contract.DEFAULT_PRICING).
+answered in (default contract.DEFAULT_PRICING). `--region` and `--geo` make the place every
+ranking and aggregate is made of (warehouse.place.Place, via `place`); `--currency` the money
+every amount is printed in (gpuprices.money).
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from gpuprices.output import Format
 if TYPE_CHECKING:
     import duckdb
 
+    from warehouse.place import Place
     from warehouse.sandbox import QueryLimits
     from warehouse.semantic import Prices
 
 __all__ = [
-    "DayOpt", "FormatOpt", "GpuOpt", "PrefectOpt", "PricingOpt", "ProviderOpt", "WarehouseOpt",
-    "day_option", "fail", "in_range", "models", "prepare_prefect", "prices", "read_warehouse",
-    "the_day", "use_prefect", "warehouse_errors", "writable_warehouse",
+    "CurrencyOpt", "DayOpt", "FormatOpt", "GeoOpt", "GpuOpt", "PrefectOpt", "PricingOpt",
+    "ProviderOpt", "RegionOpt", "WarehouseOpt", "day_option", "fail", "in_range", "models",
+    "place", "prepare_prefect", "prices", "read_warehouse", "the_day", "use_prefect",
+    "warehouse_errors", "writable_warehouse",
 ]
 
 N = TypeVar("N", int, float)
@@ -80,6 +85,50 @@ GpuOpt = Annotated[list[str] | None, typer.Option(
 PricingOpt = Annotated[list[str] | None, typer.Option(
     "--pricing", callback=_pricing, help="pricing kind that counts (repeatable; default "
     f"{', '.join(DEFAULT_PRICING)}: the one default pricing set)")]
+
+
+def _geos(value: list[str] | None) -> list[str] | None:
+    from gpuprices.errors import InputError
+    from gpuprices.inputs import place as checked_place
+
+    try:
+        checked_place(None, value)
+    except InputError as exc:
+        raise fail(str(exc), 2) from None
+    return value
+
+
+def _currency(value: str | None) -> str | None:
+    from gpuprices.errors import InputError
+    from gpuprices.inputs import currency
+
+    try:
+        return currency(value)
+    except InputError as exc:
+        raise fail(f"--{exc}", 2) from None
+
+
+RegionOpt = Annotated[list[str] | None, typer.Option(
+    "--region", help="only offers in this region, as its provider names it, e.g. us-east-1 "
+    "(repeatable; case does not matter)")]
+GeoOpt = Annotated[list[str] | None, typer.Option(
+    "--geo", callback=_geos, help="only offers in this geography: US, Canada, EU, UK, APAC, "
+    "LATAM, MEA, or global for prices that name no region (repeatable; schemas/regions.csv)")]
+CurrencyOpt = Annotated[str | None, typer.Option(
+    "--currency", callback=_currency, help="print money in this currency (ISO code, e.g. EUR, "
+    "GBP), converted at the ECB reference rate of the day shown (`backfill ecb` stores "
+    "them)", show_default=False)]
+
+
+def place(region: list[str] | None, geo: list[str] | None) -> Place:
+    """The place --region and --geo name (everywhere when neither is given)."""
+    from gpuprices.errors import InputError
+    from gpuprices.inputs import place as checked_place
+
+    try:
+        return checked_place(region, geo)
+    except InputError as exc:
+        raise fail(str(exc), 2) from None
 
 
 def day_option(flag: str, text: str) -> typer.models.OptionInfo:
@@ -152,13 +201,16 @@ def warehouse_errors() -> Iterator[None]:
 
 @contextmanager
 def prices(warehouse: Path | None, pricing: tuple[str, ...] | None = None,
-           as_of: datetime | None = None) -> Iterator[Prices]:
+           as_of: datetime | None = None, where: Place | None = None) -> Iterator[Prices]:
     """The prices as they stand now (or at `as_of`), read-only, in the pricing set chosen by
-    --pricing: what every question command asks its report functions about."""
+    --pricing and the place --region / --geo name: what every question command asks its
+    report functions about."""
+    from warehouse.place import EVERYWHERE
     from warehouse.semantic import Prices
 
     with read_warehouse(warehouse) as con:
-        yield Prices(con, as_of or datetime.now(UTC), pricing or DEFAULT_PRICING)
+        yield Prices(con, as_of or datetime.now(UTC), pricing or DEFAULT_PRICING,
+                     place=where or EVERYWHERE)
 
 
 @contextmanager

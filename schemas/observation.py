@@ -17,7 +17,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines.polars_engine import Date, DateTime
 
-from contract import PARSED_SCHEMA, PRICING, RawCapture, conform
+from contract import PARSED_SCHEMA, PRICING, STOCK_LEVELS, RawCapture, conform
 from schemas.fx import FX_COLUMNS
 from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
 from schemas.invariants import suspect_layout
@@ -26,6 +26,7 @@ from schemas.screens import ScreenContext, screen_reasons, volume_gate
 SOURCE_KINDS = ("api", "page", "catalog", "static")
 _ADDED_IN_V6 = ("term_months", "effective_from", "currency", "price_native_per_hour",
                 "gpus_available")
+_ADDED_IN_V10 = ("stock_level",)
 
 OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     "observed_at": pl.Datetime("us", "UTC"),
@@ -34,7 +35,7 @@ OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),
     "source_url": pl.String(),
     # In the warehouse's column order: the columns added by migration 006 come last.
-    **{c: t for c, t in PARSED_SCHEMA.items() if c not in _ADDED_IN_V6},
+    **{c: t for c, t in PARSED_SCHEMA.items() if c not in (*_ADDED_IN_V6, *_ADDED_IN_V10)},
     "gpu_model": pl.String(),
     "price_usd_per_gpu_hour": pl.Float64(),
     **{c: t for c, t in PARSED_SCHEMA.items() if c in _ADDED_IN_V6},
@@ -42,6 +43,7 @@ OBSERVATION_SCHEMA: dict[str, pl.DataType] = {
     # jump, schemas.screens.flag_jumps); null for a row nothing flagged.
     "screen_flag": pl.String(),
     **FX_COLUMNS,  # migration 009: the rate a non-USD price was converted at, and its day
+    **{c: t for c, t in PARSED_SCHEMA.items() if c in _ADDED_IN_V10},
 }
 
 class Observation(pa.DataFrameModel):
@@ -72,6 +74,7 @@ class Observation(pa.DataFrameModel):
     currency: str = pa.Field(nullable=True, str_matches=r"^[A-Z]{3}$")
     price_native_per_hour: float = pa.Field(nullable=True, gt=0)
     gpus_available: float = pa.Field(nullable=True, ge=0)
+    stock_level: str = pa.Field(nullable=True, isin=list(STOCK_LEVELS))
     fx_rate: float = pa.Field(nullable=True, gt=0)
     fx_date: Date = pa.Field(nullable=True)
     gpu_model: str = pa.Field(nullable=False)

@@ -90,7 +90,7 @@ def _line_items(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
             "pricing": "serverless",
             "price_usd_per_hour": per_hour,
             "billing_increment_s": 1,
-            "available": True,
+            "available": None,  # the pricing page says nothing of capacity
         })
     if not rows:
         raise ParseError(f"modal: {len(items)} line items but no per-GPU price "

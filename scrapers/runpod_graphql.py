@@ -9,9 +9,11 @@ Facts (../shared/captures/SOURCES.md §2, MORE_SOURCES.md, gpuhunt's runpod prov
   B200, securePrice 0.5 for RTX 4070 Ti ...), so those prices are not rows.
 - `lowestPrice(input: {gpuCount: n, secureCloud: true})` gives, for n GPUs in one pod,
   `uninterruptablePrice` / `minimumBidPrice` per GPU, `stockStatus` (null = none in stock),
-  `minVcpu`, `minMemory`. We ask for n = 1 (alias-free, for stock and specs) and for 2, 4, 8
-  under the aliases lowestPrice_2/_4/_8; a multi-GPU pod is a row of its own only when its
-  per-GPU price differs from the 1-GPU price (offering "8x <type id>").
+  `minVcpu`, `minMemory`; stockStatus "High" / "Medium" / "Low" is kept as stock_level
+  (contract.STOCK_LEVELS), null as available=false. We ask for n = 1 (alias-free, for stock
+  and specs) and for 2, 4, 8 under the aliases lowestPrice_2/_4/_8; a multi-GPU pod is a row
+  of its own only when its per-GPU price differs from the 1-GPU price (offering "8x <type
+  id>").
 - The captures in ../shared store the bare `gpuTypes` list; the API wraps it as
   {"data": {"gpuTypes": [...]}}, with an `errors` list when the query fails.
 - Without the flags (the 2026 field subset in ../shared/captures/runpod-graphql keeps only id,
@@ -78,6 +80,12 @@ FLAG_OFF_SKIP = "price behind a false cloud flag (placeholder)"
 _PLACEHOLDER_FIELDS = ("securePrice", "communityPrice")
 _MIG = re.compile(r"\s+MIG\b(?:\s+(?P<profile>\d+g\.(?P<gb>\d+)gb))?", re.IGNORECASE)
 PRICE_TOLERANCE = 0.005  # half a cent: anything smaller is float noise, not a different price
+_LEVELS = {"high": "high", "medium": "medium", "low": "low"}  # stockStatus -> STOCK_LEVELS
+
+
+def _level(quote: dict[str, Any]) -> str | None:
+    status = quote.get("stockStatus")
+    return _LEVELS.get(status.strip().lower()) if isinstance(status, str) else None
 
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
@@ -181,7 +189,8 @@ def parse(raw: RawCapture) -> Parsed:
                          "price_usd_per_hour": price,
                          "vcpus": as_float(single.get("minVcpu")) if secure else None,
                          "ram_gb": as_float(single.get("minMemory")) if secure else None,
-                         "available": in_stock if secure else None})
+                         "available": in_stock if secure else None,
+                         "stock_level": _level(single) if secure else None})
             if lowest_field is None or is_slice:
                 continue
             for gpus, quote in sorted(lowest.items()):
@@ -195,7 +204,8 @@ def parse(raw: RawCapture) -> Parsed:
                              "price_usd_per_hour": round(per_gpu * gpus, 6),
                              "vcpus": as_float(quote.get("minVcpu")),
                              "ram_gb": as_float(quote.get("minMemory")),
-                             "available": quote.get("stockStatus") is not None})
+                             "available": quote.get("stockStatus") is not None,
+                             "stock_level": _level(quote)})
     return Parsed(rows_frame(rows), skips)
 
 

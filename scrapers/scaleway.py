@@ -16,8 +16,9 @@ fetch reads both lists for every zone in ZONES and bundles them as one document:
 parse: one row per GPU type per zone, region = the zone ("fr-par-2"), on demand, the price in
 EUR (`currency`, `price_native_per_hour`; the USD price is filled downstream from the ECB rate
 of the day). `available`: true when the zone says available or scarce, false on shortage,
-null when the zone does not say. Skipped and counted: MIG slices (a fraction of a GPU),
-types at end of service, types with no hourly price. Types without a GPU are not read.
+null when the zone does not say; "scarce" is stock_level low (contract.STOCK_LEVELS).
+Skipped and counted: MIG slices (a fraction of a GPU), types at end of service, types with
+no hourly price. Types without a GPU are not read.
 A reshaped answer (servers not a mapping, a price that is not a number, a type on two pages)
 is a ParseError.
 """
@@ -56,6 +57,7 @@ MAX_PAGES = 10
 CURRENCY = "EUR"
 GIB = 1024 ** 3
 _IN_STOCK = {"available": True, "scarce": True, "shortage": False}
+_LEVEL = {"scarce": "low"}  # Scaleway's word -> contract.STOCK_LEVELS ("available" says none)
 
 
 def _pages(client: httpx.Client, settings: HttpSettings, url: str) -> list[Any]:
@@ -105,12 +107,15 @@ def _servers(pages: Any, zone: str, what: str) -> dict[str, Any]:
     return merged
 
 
-def _stock(entry: Any) -> bool | None:
+def _stock(entry: Any) -> tuple[bool | None, str | None]:
+    """(available, stock_level) as the zone's availability list says."""
     state = entry.get("availability") if isinstance(entry, dict) else None
-    return _IN_STOCK.get(state) if isinstance(state, str) else None
+    if not isinstance(state, str):
+        return None, None
+    return _IN_STOCK.get(state), _LEVEL.get(state)
 
 
-def _row(zone: str, name: str, entry: dict[str, Any], in_stock: bool | None,
+def _row(zone: str, name: str, entry: dict[str, Any], stock: tuple[bool | None, str | None],
          skips: Skips) -> dict[str, Any] | None:
     count = entry.get("gpu")
     if count is None or count == 0:
@@ -142,7 +147,7 @@ def _row(zone: str, name: str, entry: dict[str, Any], in_stock: bool | None,
         "gpu_memory_gb": round(memory / GIB, 1) if memory else None,
         "vcpus": as_float(entry.get("ncpus")),
         "ram_gb": round(ram / GIB, 1) if ram else None,
-        "region": zone, "pricing": "on_demand", "available": in_stock,
+        "region": zone, "pricing": "on_demand", "available": stock[0], "stock_level": stock[1],
         "currency": CURRENCY, "price_native_per_hour": float(price),
     }
 

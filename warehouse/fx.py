@@ -13,10 +13,16 @@ day (for EUR, the USD quotation itself). A weekend or holiday gets the last work
 `convert_batch` applies it to a batch of observations before validation (warehouse.ingest):
 converted rows carry fx_rate and fx_date, rows with no rate are held out and quarantined with
 the reason ("no EUR rate within 7 days of 2026-11-20") until a reparse finds one.
+
+`in_currency` is THE conversion of printed amounts (`--currency EUR` on every command that
+prints money): USD amounts to another currency at the rate of the day each row shows, with the
+rate and its reference day beside them; a row whose day has no rate is held out (no amount)
+with the same reason.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -27,16 +33,21 @@ import duckdb
 import polars as pl
 
 from contract import RawCapture
-from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate
+from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate, no_rate_reason
 from schemas.observation import ValidatedBatch
 from warehouse.archive import archive
 from warehouse.transaction import retrying, transaction
 
 __all__ = [
+    "MONEY_COLUMN",
     "RatesStored",
     "convert_batch",
+    "currencies",
     "hold_out",
+    "in_currency",
     "latest_rate_date",
+    "money_columns",
+    "named_in",
     "rates_for",
     "store_rates",
 ]
@@ -153,3 +164,62 @@ def hold_out(batch: ValidatedBatch, converted: Converted) -> ValidatedBatch:
                             how="vertical_relaxed")
     return replace(batch, quarantined=quarantined,
                    screens=batch.screens + Counter(no_exchange_rate=held.height))
+
+
+# ---- printed amounts in another currency ---------------------------------------------------
+
+# An amount column says its currency as a word of its name: usd_per_gpu_hour, min_usd,
+# price_usd_per_hour, old_usd_per_gpu_hour ...
+MONEY_COLUMN = re.compile(r"(?:^|_)usd(?:_|$)")
+
+
+_USD_WORD = re.compile(r"(?<![a-z])usd(?![a-z])")
+
+
+def named_in(text: str, currency: str) -> str:
+    """A column name or title naming its amounts in `currency`: usd -> eur, $ -> EUR."""
+    if currency == "USD":
+        return text
+    return _USD_WORD.sub(currency.lower(), text).replace("$", f"{currency} ")\
+        .replace(f"{currency} /", f"{currency}/")
+
+
+def money_columns(frame: pl.DataFrame) -> list[str]:
+    """The USD amount columns of `frame` (named with the word usd, numeric)."""
+    return [c for c, kind in frame.schema.items()
+            if MONEY_COLUMN.search(c) and kind.is_numeric()]
+
+
+def currencies(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every currency the stored ECB rates quote (EUR included: the base), sorted."""
+    rows = con.execute("SELECT DISTINCT currency FROM fx_rate").fetchall()
+    found = {str(code) for (code,) in rows}
+    return sorted(found | {"EUR"}) if "USD" in found else sorted(found)
+
+
+def in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: str, *,
+                day: date | None = None, day_column: str | None = None) -> pl.DataFrame:
+    """`frame`'s USD amounts (money_columns) in `currency`, each row at the rate of the day it
+    shows (`day` for every row, or its `day_column`), with `fx_rate` (USD per unit of the
+    currency), `fx_date` (the ECB reference day of that rate) and `fx_note` (why a row has no
+    amount: no rate within MAX_RATE_AGE_DAYS of its day). Column names are unchanged: the
+    caller names the currency where it prints them. USD: the frame as it is."""
+    if currency == "USD":
+        return frame
+    if (day is None) == (day_column is None):
+        raise ValueError("in_currency: give `day` or `day_column`")
+    days = ([day] if day is not None else frame.select(pl.col(day_column).cast(pl.Date))
+            .to_series().drop_nulls().unique().sort().to_list())
+    known = {d: rates_for(con, [currency], d).get(currency) for d in days}
+    table = pl.DataFrame(
+        [(d, r.usd_per_unit if r else None, r.rate_date if r else None,
+          None if r else no_rate_reason(currency, d)) for d, r in known.items()],
+        schema={"_day": pl.Date(), "fx_rate": pl.Float64(), "fx_date": pl.Date(),
+                "fx_note": pl.String()}, orient="row")
+    keyed = (frame.with_columns(pl.lit(day, pl.Date).alias("_day")) if day is not None else
+             frame.with_columns(pl.col(day_column).cast(pl.Date).alias("_day")))
+    joined = keyed.drop([c for c in ("fx_rate", "fx_date", "fx_note") if c in frame.columns]
+                        ).join(table, on="_day", how="left", maintain_order="left")
+    return joined.with_columns(
+        [(pl.col(c) / pl.col("fx_rate")).alias(c) for c in money_columns(frame)]
+    ).drop("_day")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from contract import STALE_AFTER_H
+from contract import LOW_STOCK_GPUS, STALE_AFTER_H
 from warehouse.dialect import for_lake
 from warehouse.errors import WarehouseOutdated, WarehouseRefused
 from warehouse.transaction import transaction
@@ -241,6 +241,8 @@ def migrate(con: duckdb.DuckDBPyConnection, *, lake: bool = False) -> list[int]:
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
-    """Recreate the views and macros; stale_after() carries contract.STALE_AFTER_H to SQL."""
+    """Recreate the views and macros; stale_after() carries contract.STALE_AFTER_H to SQL,
+    low_stock_gpus() contract.LOW_STOCK_GPUS."""
     con.execute(f"CREATE OR REPLACE MACRO stale_after() AS INTERVAL ({int(STALE_AFTER_H)}) HOUR")
+    con.execute(f"CREATE OR REPLACE MACRO low_stock_gpus() AS {float(LOW_STOCK_GPUS)}")
     con.execute(VIEWS_SQL.read_text(encoding="utf-8"))

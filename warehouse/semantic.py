@@ -12,7 +12,12 @@ the settings bound as parameters (the pricing set; market.toml's outlier fences)
 - `CHEAPEST`: the cheapest comparable offer per GPU model, ties broken by OFFER_ORDER.
 - `Prices(con, as_of)`: the prices as they stood at one moment, the object every report,
   command, alert and board section reads: offers, comparable offers, the cheapest per GPU
-  and freshness, for any pricing set (default contract.DEFAULT_PRICING).
+  and freshness, for any pricing set (default contract.DEFAULT_PRICING) and any place
+  (warehouse.place: regions and geographies; the offers of other places are left out before
+  any rule applies, so every answer for a place is made of that place's offers).
+
+Every offer carries its stock state (`stock`: the macro stock_state of views.sql over its own
+availability, level and GPUs free; warehouse/semantic_stock.py has the series over time).
 
 The market price (semantic_market.py) and the derived tables kept in the append's
 transaction (semantic_daily.py) are built from the same OFFERS query.
@@ -34,12 +39,13 @@ import polars as pl
 
 from contract import DEFAULT_PRICING, PRICING
 from warehouse.frames import sql_frame
+from warehouse.place import EVERYWHERE, Place, register
 
 __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
     "MarketConfig", "Prices", "bind", "cheapest_at", "day_end", "end_of_day",
-    "load_market_config", "load_segments", "offers_params", "offers_sql", "pricing_set",
-    "segment_params",
+    "load_market_config", "load_segments", "offers_params", "offers_sql", "placed",
+    "pricing_set", "segment_params",
 ]
 
 MARKET_TOML = Path(__file__).with_name("market.toml")
@@ -143,14 +149,17 @@ def day_end(day: date, now: datetime | None = None) -> datetime:
 
 # ---- the comparable offer ----------------------------------------------------------------
 
-# `{current}`: current_price_at($as_of), or a table holding its rows for one moment.
+# `{current}`: current_price_at($as_of), or a table holding its rows for one moment;
+# `{place}`: warehouse.place.Place.sql over c.provider, c.region (true: everywhere).
 OFFERS = """
 WITH cur AS (
     SELECT c.* REPLACE (coalesce(c.gpu_memory_gb, g.memory_gb) AS gpu_memory_gb),
            coalesce(g.family, c.gpu_model) AS family, g.bf16_tflops,
            coalesce($segments[list_position($providers, c.provider)], 'unclassified')
-               AS segment
+               AS segment,
+           stock_state(c.available, c.stock_level, c.gpus_available) AS stock
     FROM {current} c LEFT JOIN gpu_catalog g USING (gpu_model)
+    WHERE {place}
 ), ruled AS (
     SELECT *, coalesce(
         excluded_because(gpu_model, gpu_only, gpu_count, pricing, $pricing, available, stale),
@@ -180,15 +189,25 @@ ORDER BY {_ORDER_SQL}
 """
 
 
-def offers_sql(current: str = "current_price_at($as_of)") -> str:
-    return OFFERS.format(current=current, jump=UNCONFIRMED_JUMP)
+def offers_sql(current: str = "current_price_at($as_of)", place: Place = EVERYWHERE) -> str:
+    """OFFERS over `current`, in `place` (its parameters: offers_params(..., place=))."""
+    return OFFERS.format(current=current, jump=UNCONFIRMED_JUMP,
+                         place=place.sql("c.provider", "c.region"))
 
 
 def offers_params(pricing: tuple[str, ...], config: MarketConfig | None = None,
-                  segments: dict[str, str] | None = None) -> dict[str, object]:
+                  segments: dict[str, str] | None = None,
+                  place: Place = EVERYWHERE) -> dict[str, object]:
     config = config or _default_config()
     return {"pricing": list(pricing), "low": config.outlier_low_ratio,
-            "high": config.outlier_high_ratio, **segment_params(segments)}
+            "high": config.outlier_high_ratio, **segment_params(segments), **place.params()}
+
+
+def placed(con: duckdb.DuckDBPyConnection, place: Place) -> Place:
+    """`place`, with what its SQL needs added to `con` (the region_geo function)."""
+    if place.geos:
+        register(con)
+    return place
 
 
 @dataclass(slots=True)
@@ -196,10 +215,12 @@ class Prices:
     """The prices as they stood at `as_of`: the one object every view of them reads.
 
     `pricing` is the pricing set its questions answer in unless one names another (default
-    contract.DEFAULT_PRICING; the CLI's --pricing sets it). Each frame is read once per pricing
-    set and kept. `offers` rows carry every column of observation, plus family, bf16_tflops,
-    segment, the source's `aggregator`, `source_kind`, `last_success_at` (when its source last
-    saw them), `carried_days`, `stale`, `preliminary_usd` and `excluded`.
+    contract.DEFAULT_PRICING; the CLI's --pricing sets it). `place`: the regions and
+    geographies asked for (default everywhere; the CLI's --region and --geo). Each frame is
+    read once per pricing set and kept. `offers` rows carry every column of observation, plus
+    family, bf16_tflops, segment, `stock` (the stock state), the source's `aggregator`,
+    `source_kind`, `last_success_at` (when its source last saw them), `carried_days`, `stale`,
+    `preliminary_usd` and `excluded`.
     """
 
     ORDER: ClassVar[tuple[str, ...]] = OFFER_ORDER
@@ -209,6 +230,7 @@ class Prices:
     pricing: tuple[str, ...] = DEFAULT_PRICING
     config: MarketConfig | None = None
     segments: dict[str, str] | None = None
+    place: Place = EVERYWHERE
     _offers: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -222,9 +244,11 @@ class Prices:
         """Every offer standing at as_of, with why it is not comparable (`excluded`)."""
         chosen = pricing_set(pricing or self.pricing)
         if chosen not in self._offers:
-            sql = f"SELECT * FROM ({offers_sql()}) ORDER BY gpu_model, {_ORDER_SQL}"
+            place = placed(self.con, self.place)
+            sql = f"SELECT * FROM ({offers_sql(place=place)}) ORDER BY gpu_model, {_ORDER_SQL}"
             self._offers[chosen] = sql_frame(self.con, sql, bind(sql, {
-                "as_of": self.as_of, **offers_params(chosen, self.config, self.segments)}))
+                "as_of": self.as_of,
+                **offers_params(chosen, self.config, self.segments, place)}))
         return self._offers[chosen]
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
@@ -254,10 +278,11 @@ class Prices:
 
 def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
                 pricing: tuple[str, ...] | None = None, *, gpu_models: list[str] | None = None,
-                providers: list[str] | None = None) -> pl.DataFrame:
+                providers: list[str] | None = None, place: Place = EVERYWHERE) -> pl.DataFrame:
     """The cheapest comparable offer per GPU model at `as_of`, in one SQL statement (the
-    history of a provider or of another pricing set is made of these, a day at a time)."""
-    sql = CHEAPEST.format(offers=offers_sql())
+    history of a provider, a place or another pricing set is made of these, a day at a
+    time)."""
+    sql = CHEAPEST.format(offers=offers_sql(place=placed(con, place)))
     return sql_frame(con, sql, bind(sql, {"as_of": as_of, "models": gpu_models,
                                           "only": providers,
-                                          **offers_params(pricing_set(pricing))}))
+                                          **offers_params(pricing_set(pricing), place=place)}))

@@ -27,6 +27,7 @@ import polars as pl
 
 from contract import DEFAULT_PRICING, STALE_AFTER_H
 from warehouse.frames import sql_frame
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import (
     OFFER_ORDER,
     MarketConfig,
@@ -124,15 +125,16 @@ def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
 def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date,
                      until: date, pricing: tuple[str, ...] | None = None,
                      providers: list[str] | None = None, per_model: bool = False,
-                     now: datetime | None = None) -> pl.DataFrame:
+                     now: datetime | None = None, place: Place = EVERYWHERE) -> pl.DataFrame:
     """The cheapest comparable offer per observed day (per GPU model with `per_model`, else
     the cheapest of `gpu_models` that day), with where it came from. Days before today are
-    read from daily_cheapest (default pricing set, every provider) or computed the same way;
-    today's point is the live cheapest at `now`."""
+    read from daily_cheapest (default pricing set, every provider, everywhere) or computed the
+    same way (another pricing set, a few providers, a place); today's point is the live
+    cheapest at `now`."""
     now = now or datetime.now(UTC)
     today = now.astimezone(UTC).date()
     chosen = pricing_set(pricing)
-    if chosen == DEFAULT_PRICING and not providers:
+    if chosen == DEFAULT_PRICING and not providers and place.everywhere:
         past = sql_frame(
             con, "SELECT day, gpu_model, price_usd_per_gpu_hour, provider, offering, region, "
             "pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at "
@@ -145,10 +147,10 @@ def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, s
         days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day BETWEEN $since "
                            "AND $until AND day < $today ORDER BY day",
                            {"since": since, "until": until, "today": today}).fetchall()
-        frames = [_cheapest_rows(con, day_end(day, now), day, chosen, gpu_models, providers)
-                  for (day,) in days]
+        frames = [_cheapest_rows(con, day_end(day, now), day, chosen, gpu_models, providers,
+                                 place) for (day,) in days]
     if since <= today <= until:
-        frames.append(_cheapest_rows(con, now, today, chosen, gpu_models, providers))
+        frames.append(_cheapest_rows(con, now, today, chosen, gpu_models, providers, place))
     rows = pl.concat(frames) if frames else pl.DataFrame(schema=_COLUMNS)
     keys = ["day", "gpu_model"] if per_model else ["day"]
     return (rows.sort(*keys, "price_usd_per_gpu_hour", "provider", "offering", "region",
@@ -158,8 +160,9 @@ def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, s
 
 def _cheapest_rows(con: duckdb.DuckDBPyConnection, as_of: datetime, day: date,
                    pricing: tuple[str, ...], gpu_models: list[str],
-                   providers: list[str] | None) -> pl.DataFrame:
-    rows = cheapest_at(con, as_of, pricing, gpu_models=gpu_models, providers=providers)
+                   providers: list[str] | None, place: Place = EVERYWHERE) -> pl.DataFrame:
+    rows = cheapest_at(con, as_of, pricing, gpu_models=gpu_models, providers=providers,
+                       place=place)
     return rows.select(
         pl.lit(day).alias("day"), "gpu_model", "price_usd_per_gpu_hour", "provider",
         "offering", "region", "pricing", "gpu_count", "price_usd_per_hour", "source",

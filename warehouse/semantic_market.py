@@ -12,6 +12,10 @@ A MOVE between two days is measured over the providers quoting the GPU on both d
 from the stored per-provider medians: a provider joining or leaving is a coverage change,
 reported apart; a provider carried forward keeps its last seen price and is named. A move over
 fewer matched providers than min_providers is withheld, like a market value.
+
+A PLACE (warehouse.place: regions, geographies) gives the market of that place: the same two
+stages over the offers placed there, computed when asked (the stored tables hold the market
+everywhere); its moves compare the stage-one rows of both days computed for that place.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import polars as pl
 
 from contract import DEFAULT_PRICING
 from warehouse.frames import sql_frame
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import (
     ALL,
     MarketConfig,
@@ -31,10 +36,13 @@ from warehouse.semantic import (
     day_end,
     offers_params,
     offers_sql,
+    placed,
 )
 
 __all__ = ["MARKET", "MOVES", "PROVIDERS", "computed_market", "coverage_changes", "market_moves",
            "market_params", "read_market", "read_provider_prices", "stored_market"]
+
+_STORED = "SELECT * FROM market_provider_price"
 
 # Stage one: each provider's median of its comparable offers per GPU model (`{offers}`: the
 # OFFERS query, or a table of its rows, of one moment), with its lowest and highest offer.
@@ -102,9 +110,10 @@ FROM reasoned
 ORDER BY gpu_model, segment <> 'all', segment
 """
 
+# `{old}`, `{new}`: stage-one rows (the table, or those computed for a place).
 MOVES = """
-WITH old AS (SELECT * FROM market_provider_price WHERE day = $old_day
-), new AS (SELECT * FROM market_provider_price WHERE day = $new_day
+WITH old AS (SELECT * FROM ({old}) WHERE day = $old_day
+), new AS (SELECT * FROM ({new}) WHERE day = $new_day
 ), matched AS (
     SELECT o.gpu_model, o.provider, o.median_usd_per_gpu_hour AS old_usd,
            n.median_usd_per_gpu_hour AS new_usd,
@@ -126,15 +135,15 @@ SELECT gpu_model, matched, old_usd AS old_usd_per_gpu_hour, new_usd AS new_usd_p
             THEN round((new_usd / old_usd - 1) * 100, 2) END AS pct_change,
        median_provider_pct, providers_down, providers_up, carried,
        CASE WHEN matched < $min_providers
-            THEN format('only {} matched provider(s); the rule needs {}', matched,
+            THEN format('only {{}} matched provider(s); the rule needs {{}}', matched,
                         $min_providers) END AS withheld_reason
 FROM moves
 ORDER BY pct_change NULLS LAST, gpu_model
 """
 
 COVERAGE = """
-WITH old AS (SELECT * FROM market_provider_price WHERE day = $old_day
-), new AS (SELECT * FROM market_provider_price WHERE day = $new_day)
+WITH old AS (SELECT * FROM ({old}) WHERE day = $old_day
+), new AS (SELECT * FROM ({new}) WHERE day = $new_day)
 SELECT gpu_model, provider, segment, change, median_usd_per_gpu_hour FROM (
     SELECT n.gpu_model, n.provider, n.segment, 'joined' AS change, n.median_usd_per_gpu_hour
     FROM new n ANTI JOIN old o USING (gpu_model, provider)
@@ -147,7 +156,8 @@ ORDER BY gpu_model, change, provider
 
 
 def market_params(day: date, config: MarketConfig | None = None,
-                  segments: dict[str, str] | None = None) -> dict[str, object]:
+                  segments: dict[str, str] | None = None,
+                  place: Place = EVERYWHERE) -> dict[str, object]:
     """Every parameter MARKET and PROVIDERS read (the offers' ones included)."""
     config = config or _default_config()
     return {
@@ -158,19 +168,21 @@ def market_params(day: date, config: MarketConfig | None = None,
         "max_dispersion": config.max_dispersion,
         "max_dispersion_text": f"{config.max_dispersion}",
         "pricing_text": ",".join(DEFAULT_PRICING),
-        **offers_params(DEFAULT_PRICING, config, segments),
+        **offers_params(DEFAULT_PRICING, config, segments, place),
     }
 
 
 def computed_market(con: duckdb.DuckDBPyConnection, as_of: datetime,
                     config: MarketConfig | None = None, segments: dict[str, str] | None = None,
-                    *, offers: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(per-provider medians, market values) as the prices stood at `as_of`, computed now.
+                    *, offers: str | None = None, place: Place = EVERYWHERE,
+                    day: date | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per-provider medians, market values) as the prices stood at `as_of`, computed now,
+    over the offers in `place`, dated `day` (default as_of's day).
 
     `offers`: a relation already holding the OFFERS rows of that moment (default: computed).
     """
-    params = {"as_of": as_of, **market_params(as_of.date(), config, segments)}
-    providers_sql = PROVIDERS.format(offers=offers or offers_sql())
+    params = {"as_of": as_of, **market_params(day or as_of.date(), config, segments, place)}
+    providers_sql = PROVIDERS.format(offers=offers or offers_sql(place=placed(con, place)))
     market_sql = MARKET.format(providers=providers_sql)
     return (sql_frame(con, providers_sql, bind(providers_sql, params)),
             sql_frame(con, market_sql, bind(market_sql, params)))
@@ -203,13 +215,16 @@ def read_provider_prices(con: duckdb.DuckDBPyConnection, day: date,
 
 def stored_market(con: duckdb.DuckDBPyConnection, day: date, *,
                   gpu_models: list[str] | None = None, segment: str | None = ALL,
-                  now: datetime | None = None) -> tuple[pl.DataFrame, bool]:
+                  now: datetime | None = None,
+                  place: Place = EVERYWHERE) -> tuple[pl.DataFrame, bool]:
     """(market values of `day`, stored?): the stored rows, else (a day the table does not
-    hold, e.g. before the first append of this code) the same SQL computed at the day's end."""
-    stored = read_market(con, gpu_models=gpu_models, since=day, until=day, segment=segment)
-    if stored.height:
-        return stored, True
-    _, market = computed_market(con, day_end(day, now))
+    hold, e.g. before the first append of this code, or a place: the table holds the market
+    everywhere) the same SQL computed at the day's end."""
+    if place.everywhere:
+        stored = read_market(con, gpu_models=gpu_models, since=day, until=day, segment=segment)
+        if stored.height:
+            return stored, True
+    _, market = computed_market(con, day_end(day, now), place=place, day=day)
     if gpu_models:
         market = market.filter(pl.col("gpu_model").is_in(gpu_models))
     if segment:
@@ -217,19 +232,46 @@ def stored_market(con: duckdb.DuckDBPyConnection, day: date, *,
     return market, False
 
 
+def _stage_one(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, place: Place,
+               now: datetime | None) -> tuple[str, str]:
+    """The two stage-one relations MOVES and COVERAGE compare: the stored table, or (a place)
+    the rows computed for it at each day's end, registered on `con`."""
+    if place.everywhere:
+        return _STORED, _STORED
+    names = []
+    for which, day in (("old", old_day), ("new", new_day)):
+        providers, _ = computed_market(con, day_end(day, now), place=place, day=day)
+        name = f"_{which}_provider_price"
+        con.register(name, providers.to_arrow())
+        names.append(f"SELECT * FROM {name}")
+    return names[0], names[1]
+
+
+def _compare(con: duckdb.DuckDBPyConnection, sql: str, old_day: date, new_day: date,
+             place: Place, now: datetime | None, params: dict[str, object]) -> pl.DataFrame:
+    old, new = _stage_one(con, old_day, new_day, place, now)
+    try:
+        return sql_frame(con, sql.format(old=old, new=new),
+                         {"old_day": old_day, "new_day": new_day, **params})
+    finally:
+        if not place.everywhere:
+            con.unregister("_old_provider_price")
+            con.unregister("_new_provider_price")
+
+
 def market_moves(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
-                 gpu_models: list[str] | None = None,
-                 config: MarketConfig | None = None) -> pl.DataFrame:
+                 gpu_models: list[str] | None = None, config: MarketConfig | None = None,
+                 place: Place = EVERYWHERE, now: datetime | None = None) -> pl.DataFrame:
     """Per GPU model quoted on both days: the median over matched providers, old -> new, the
     change in % (NULL when withheld: fewer matched providers than min_providers), the median
     of each matched provider's own change, and the providers carried forward."""
     config = config or _default_config()
-    return sql_frame(con, MOVES, {"old_day": old_day, "new_day": new_day, "models": gpu_models,
-                                  "min_providers": config.min_providers})
+    return _compare(con, MOVES, old_day, new_day, place, now,
+                    {"models": gpu_models, "min_providers": config.min_providers})
 
 
 def coverage_changes(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
-                     gpu_models: list[str] | None = None) -> pl.DataFrame:
+                     gpu_models: list[str] | None = None, place: Place = EVERYWHERE,
+                     now: datetime | None = None) -> pl.DataFrame:
     """Providers that started or stopped quoting a GPU model between the two days."""
-    return sql_frame(con, COVERAGE, {"old_day": old_day, "new_day": new_day,
-                                     "models": gpu_models})
+    return _compare(con, COVERAGE, old_day, new_day, place, now, {"models": gpu_models})

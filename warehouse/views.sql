@@ -192,6 +192,17 @@ CREATE OR REPLACE MACRO excluded_because(gpu_model, gpu_only, gpu_count, pricing
          WHEN available = false THEN 'unavailable'
          WHEN stale THEN 'stale' END;
 
+-- THE STOCK STATE (contract.STOCK_STATES) of one offer, or of a provider x GPU x region
+-- (warehouse/semantic_stock.py aggregates its offers first: in stock when any is; the level
+-- `low` when every in-stock offer says low; the GPUs free summed when every in-stock offer
+-- counts them). No source says: unknown. Not in stock: out_of_stock. In stock but the source
+-- says low, or at most low_stock_gpus() GPUs free (contract.LOW_STOCK_GPUS): low.
+CREATE OR REPLACE MACRO stock_state(in_stock, level, gpus_free) AS
+    CASE WHEN in_stock IS NULL THEN 'unknown'
+         WHEN NOT in_stock THEN 'out_of_stock'
+         WHEN level = 'low' OR gpus_free <= low_stock_gpus() THEN 'low'
+         ELSE 'available' END;
+
 -- The current price of every offering now, with `stale`.
 CREATE OR REPLACE VIEW latest_price AS SELECT * FROM current_price_at(now());
 

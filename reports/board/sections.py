@@ -21,7 +21,7 @@ from reports.board.svg import Dot, LinePoint, Series, dot_plot, step_chart
 from reports.markdown import STALE_MARK, money, number, pct
 from reports.market.comparison import INTERRUPTIBLE_PRICING, catalog_order, cheapest_cells
 from reports.market.fit import fit_matrix
-from reports.market.rankings import availability, top_per_tier
+from reports.market.rankings import stock_word, top_per_tier
 from reports.market.rent_vs_buy import USD_PER_KWH, break_even
 from reports.market.scenarios import Scenario, evaluate, load_scenarios
 from reports.queries import reference_table
@@ -195,7 +195,7 @@ def tables(con: duckdb.DuckDBPyConnection, data: WeekData,
             _text("provider", "provider"), _text("offering", "offering"),
             _text("region", "region"), _text("pricing", "pricing"),
             _usd("$/GPU-h", "usd_per_gpu_hour"), _usd("$/GB-VRAM-h", "usd_per_gb_vram_hour", 4),
-            Col("available", lambda r: availability(r["available"]))],
+            Col("stock", lambda r: stock_word(r["stock"]))],
             tier_rows.to_dicts(), table_id="tiers-table"),
         "scenarios": [sortable_table(scenario_cols, evaluate(prices, s, plans).to_dicts(),
                                      caption=s.title) for s in scenarios or load_scenarios()],

@@ -15,6 +15,7 @@ from contract import DEFAULT_PRICING, STALE_AFTER_H
 from reports.market.scenarios import Scenario, evaluate
 from schemas.names import resolve_gpus
 from warehouse.index.read import votes_of
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, MarketConfig, Prices, day_end, load_market_config
 from warehouse.semantic_market import computed_market
 
@@ -131,19 +132,23 @@ def _index_lines(con: duckdb.DuckDBPyConnection, model: str, day: date,
 
 def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: date, *,
                    now: datetime | None = None, config: MarketConfig | None = None,
-                   segments: dict[str, str] | None = None) -> list[str]:
-    """How the market price of each model on `day` was made (as prices stood at its end)."""
+                   segments: dict[str, str] | None = None,
+                   place: Place = EVERYWHERE) -> list[str]:
+    """How the market price of each model on `day` was made (as prices stood at its end), over
+    the offers in `place`."""
     config = config or load_market_config()
     as_of = day_end(day, now or datetime.now(UTC))
-    offers = Prices(con, as_of, config=config, segments=segments).offers().filter(
+    offers = Prices(con, as_of, config=config, segments=segments, place=place).offers().filter(
         pl.col("gpu_model").is_in(gpu_models))
-    providers, market = computed_market(con, as_of, config, segments)
+    providers, market = computed_market(con, as_of, config, segments, place=place, day=day)
+    where = f" in {place.describe()}" if not place.everywhere else ""
     lines: list[str] = []
     for model in [m for m in gpu_models if m in set(offers["gpu_model"])]:
         mine = offers.filter(pl.col("gpu_model") == model)
         counted = mine.filter(pl.col("excluded").is_null()).to_dicts()
         excluded = mine.filter(pl.col("excluded").is_not_null()).to_dicts()
-        lines += [f"market price of {model} on {day}, as prices stood at {_when(as_of)}",
+        lines += [f"market price of {model}{where} on {day}, as prices stood at "
+                  f"{_when(as_of)}",
                   f"rule (warehouse/market.toml): comparable offers, pricing "
                   f"{', '.join(DEFAULT_PRICING)}; available; whole GPUs; seen within "
                   f"{STALE_AFTER_H} h; outliers below 1/{config.outlier_low_ratio:g} or above "

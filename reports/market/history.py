@@ -12,6 +12,7 @@ import polars as pl
 
 from contract import DEFAULT_PRICING
 from warehouse.frames import sql_frame
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import pricing_set
 from warehouse.semantic_daily import cheapest_history
 
@@ -21,12 +22,12 @@ __all__ = ["price_moves", "series_points"]
 def series_points(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date,
                   until: date, pricing: tuple[str, ...] | None = None,
                   providers: list[str] | None = None,
-                  now: datetime | None = None) -> pl.DataFrame:
-    """The cheapest comparable offer of `gpu_models` per day, with where that point came from:
-    the offer, its provider and source, the capture it was read from (the archived payload,
-    `raw_capture.capture_id`) and the moment it describes."""
+                  now: datetime | None = None, place: Place = EVERYWHERE) -> pl.DataFrame:
+    """The cheapest comparable offer of `gpu_models` (in `place`) per day, with where that
+    point came from: the offer, its provider and source, the capture it was read from (the
+    archived payload, `raw_capture.capture_id`) and the moment it describes."""
     points = cheapest_history(con, gpu_models, since=since, until=until, pricing=pricing,
-                              providers=providers, now=now)
+                              providers=providers, now=now, place=place)
     return points.select(
         "day", pl.col("price_usd_per_gpu_hour").round(4), "gpu_model", "provider", "offering",
         "region", "pricing", "source", pl.col("capture_id").str.slice(0, 12).alias("capture"),
@@ -35,10 +36,11 @@ def series_points(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, sinc
 
 def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
                 gpu_models: list[str] | None = None, providers: list[str] | None = None,
-                pricing: tuple[str, ...] | None = DEFAULT_PRICING) -> pl.DataFrame:
-    """Every move of a current price on or after `since` (the price_move view): old -> new
-    per hour and per GPU-hour, %. `pricing` None: every pricing kind."""
-    return sql_frame(
+                pricing: tuple[str, ...] | None = DEFAULT_PRICING,
+                place: Place = EVERYWHERE) -> pl.DataFrame:
+    """Every move of a current price on or after `since` (the price_move view) in `place`:
+    old -> new per hour and per GPU-hour, %. `pricing` None: every pricing kind."""
+    return place.keep(sql_frame(
         con, """
         SELECT * FROM price_move
         WHERE changed_on >= $since
@@ -49,4 +51,4 @@ def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
         """,
         {"since": since, "models": gpu_models, "providers": providers,
          "pricing": list(pricing_set(pricing)) if pricing else None},
-    )
+    ))

@@ -12,12 +12,13 @@ stored per-provider medians: the board, `market-moves` and the report show the s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import duckdb
 import polars as pl
 
 from reports.markdown import money, pct, table
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic_market import coverage_changes, market_moves
 
 __all__ = ["PERIOD_DAYS", "Moves", "market_moves_markdown", "moves_between", "week_moves"]
@@ -37,16 +38,22 @@ class Moves:
 
 
 def moves_between(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,
-                  gpu_models: list[str] | None = None) -> Moves:
-    return Moves(old_day, new_day, market_moves(con, old_day, new_day, gpu_models=gpu_models),
-                 coverage_changes(con, old_day, new_day, gpu_models=gpu_models))
+                  gpu_models: list[str] | None = None, place: Place = EVERYWHERE,
+                  now: datetime | None = None) -> Moves:
+    """The moves between two days, of the market everywhere or in `place`."""
+    return Moves(old_day, new_day,
+                 market_moves(con, old_day, new_day, gpu_models=gpu_models, place=place,
+                              now=now),
+                 coverage_changes(con, old_day, new_day, gpu_models=gpu_models, place=place,
+                                  now=now))
 
 
 def week_moves(con: duckdb.DuckDBPyConnection, day: date, *, period: str = "week",
-               gpu_models: list[str] | None = None) -> Moves:
+               gpu_models: list[str] | None = None, place: Place = EVERYWHERE,
+               now: datetime | None = None) -> Moves:
     """The moves of the `period` ending on `day` (week: 7 days, month: 30)."""
     return moves_between(con, day - timedelta(days=PERIOD_DAYS[period]), day,
-                         gpu_models=gpu_models)
+                         gpu_models=gpu_models, place=place, now=now)
 
 
 def market_moves_markdown(moves: Moves, *, limit: int = 15) -> list[str]:

@@ -2,19 +2,21 @@
 
 Both rank the comparable offers of warehouse.semantic (available, fresh, whole GPUs, the
 pricing set, no outliers) cheapest first, ties in OFFER_ORDER: the first offer of a GPU model
-here is the cheapest that every other view (board, alerts, history) names.
+here is the cheapest that every other view (board, alerts, history) names. Each offer shows its
+stock state (`stock`: contract.STOCK_STATES); `in_stock` keeps the offers a source says can be
+rented now (contract.IN_STOCK).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from contract import IN_STOCK
 from reports.markdown import money, table
 from schemas.tiers import Tier, load_tiers, tier_expr
 from warehouse.semantic import Prices
 
-__all__ = ["availability", "cheapest_offers", "rankings_section", "tiers_by_name",
-           "top_per_tier"]
+__all__ = ["cheapest_offers", "rankings_section", "stock_word", "tiers_by_name", "top_per_tier"]
 
 
 def tiers_by_name() -> dict[str, Tier]:
@@ -47,13 +49,14 @@ def top_per_tier(prices: Prices, *, per_tier: int = 5, tiers: list[Tier] | None 
     return ranked.select(
         "tier", "rank", "gpu_model", "provider", "offering", "region", "pricing", "gpu_count",
         "gpu_memory_gb", pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
-        "usd_per_gb_vram_hour", "available", "carried_days",
+        "usd_per_gb_vram_hour", "available", "stock", "carried_days",
     ).sort(pl.col("tier").replace_strict(order, default=len(order)), "rank", "provider",
            "offering", "region")
 
 
-def availability(value: bool | None) -> str:
-    return {True: "yes", False: "no"}.get(value, "?") if value is not None else "?"
+def stock_word(state: str | None) -> str:
+    """A stock state as a table shows it ("?" where no source says)."""
+    return {"out_of_stock": "out of stock", "unknown": "?", None: "?"}.get(state, str(state))
 
 
 def rankings_section(prices: Prices, tiers: list[Tier] | None = None) -> str:
@@ -71,10 +74,10 @@ def rankings_section(prices: Prices, tiers: list[Tier] | None = None) -> str:
             continue
         parts.append(table(
             ["#", "GPU", "provider", "offering", "region", "pricing", "$/GPU-h", "$/GB-VRAM-h",
-             "available"],
+             "stock"],
             [[r["rank"], r["gpu_model"], r["provider"], r["offering"], r["region"], r["pricing"],
               money(r["usd_per_gpu_hour"]), money(r["usd_per_gb_vram_hour"], digits=4),
-              availability(r["available"])]
+              stock_word(r["stock"])]
              for r in rows.to_dicts()],
             [True, False, False, False, False, False, True, True, False],
         ))
@@ -86,13 +89,17 @@ def cheapest_offers(
     prices: Prices, *, gpu_models: list[str] | None = None, min_vram_gb: float | None = None,
     tier: Tier | None = None, pricing: tuple[str, ...] | None = None,
     providers: list[str] | None = None, include_unavailable: bool = False,
+    in_stock: bool = False,
 ) -> pl.DataFrame:
     """The comparable offers matching the filters, cheapest $/GPU-hour first; with
-    `include_unavailable`, the offers left out only for being unavailable follow them."""
+    `include_unavailable`, the offers left out only for being unavailable follow them; with
+    `in_stock`, only the offers a source says can be rented now (available or low stock)."""
     offers = prices.offers(pricing)
     keep = pl.col("excluded").is_null()
     if include_unavailable:
         keep |= pl.col("excluded") == "unavailable"
+    if in_stock:
+        keep &= pl.col("stock").is_in(list(IN_STOCK))
     offers = offers.filter(keep)
     if gpu_models:
         offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
@@ -104,4 +111,5 @@ def cheapest_offers(
         offers = offers.filter(pl.col("provider").is_in(providers))
     return offers.sort(pl.col("excluded").is_not_null(), *Prices.ORDER).select(
         "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
-        "price_usd_per_gpu_hour", "price_usd_per_hour", "available", "carried_days", "source")
+        "price_usd_per_gpu_hour", "price_usd_per_hour", "available", "stock", "gpus_available",
+        "carried_days", "source")

@@ -11,10 +11,13 @@ import duckdb
 import polars as pl
 
 from reports.markdown import money, table
+from schemas.regions import GEOGRAPHIES
 from warehouse.index.read import market_view
+from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
+from warehouse.semantic_market import stored_market
 
-__all__ = ["MARKET", "market_of", "market_section", "segments"]
+__all__ = ["MARKET", "market_by_geo", "market_of", "market_section", "segments"]
 
 MARKET = "market_usd_per_gpu_hour"  # THE market price column (market_price)
 
@@ -25,11 +28,31 @@ def segments() -> list[str]:
 
 
 def market_of(con: duckdb.DuckDBPyConnection, day: date, *, gpu_models: list[str] | None = None,
-              segment: str | None = ALL, now: datetime | None = None
-              ) -> tuple[pl.DataFrame, bool]:
+              segment: str | None = ALL, now: datetime | None = None,
+              place: Place = EVERYWHERE) -> tuple[pl.DataFrame, bool]:
     """(market values of `day`, index published?): what `market`, the board and the report
-    show (warehouse.index.read.market_view)."""
-    return market_view(con, day, gpu_models=gpu_models, segment=segment, now=now)
+    show. Everywhere: the GPU price index with its offer statistics
+    (warehouse.index.read.market_view); in a place (--region/--geo): the market rule over the
+    offers placed there (computed, never stored, never published as the index)."""
+    if place.everywhere:
+        return market_view(con, day, gpu_models=gpu_models, segment=segment, now=now)
+    return stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now,
+                         place=place)
+
+
+def market_by_geo(con: duckdb.DuckDBPyConnection, day: date, *,
+                  gpu_models: list[str] | None = None, segment: str | None = ALL,
+                  now: datetime | None = None, place: Place = EVERYWHERE) -> pl.DataFrame:
+    """The market values of `day` per geography (a `geo` column first): for each geography
+    (those `place` names, else every one), the market of the offers placed there and in
+    `place`'s regions. A geography with no comparable offer has no rows."""
+    frames = []
+    for geo in place.geos or GEOGRAPHIES:
+        values, _ = market_of(con, day, gpu_models=gpu_models, segment=segment, now=now,
+                              place=Place(place.regions, (geo,)))
+        if values.height:
+            frames.append(values.select(pl.lit(geo).alias("geo"), pl.all()))
+    return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
 def market_section(market: pl.DataFrame) -> str:

@@ -24,6 +24,7 @@ from reports.market.plans import plans_section
 from reports.market.rankings import rankings_section
 from reports.market.rent_vs_buy import rent_vs_buy_section
 from reports.market.scenarios import Scenario, scenarios_section
+from reports.market.stock import hard_to_get_section
 from reports.market.tco import (
     load_assumptions,
     load_servers,
@@ -182,6 +183,7 @@ def build_report(
         plans_section(plans),
         market_section(market_now),
         value_section(prices),
+        hard_to_get_section(con, as_of),
         footer(con, prices, as_of),
     ]
     return WeeklyReport(week=week, as_of=as_of, markdown="\n".join(sections), charts=charts)

@@ -47,6 +47,7 @@ ARGS: dict[str, list[str]] = {
     "cluster": ["--gpu", "H100", "--gpus", "64"],
     "rent-vs-buy": [],
     "cheapest": ["--gpu", "H100"],
+    "availability": ["RTX 4090"],
     "scenario": ["--gpu-hours", "100", "--gpu", "A100 80GB"],
     "fit": [],
     "reparse": ["vastai"],

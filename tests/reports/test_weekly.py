@@ -36,7 +36,7 @@ def test_report_sections_and_stale_marks(market: duckdb.DuckDBPyConnection) -> N
         "## 1. Data freshness", "## 2. Comparison matrix (cheapest $/GPU-hour)",
         "## 3. Cheapest GPU per tier", "## 4. Week over week", "## 5. Cost scenarios",
         "## 6. Which GPU fits", "## 7. Rent vs buy", "## 8. Plans and free tiers",
-        "## 9. Market price per GPU", "## 10. Price-performance"]
+        "## 9. Market price per GPU", "## 10. Price-performance", "## 11. Hard to get"]
     aws = "| aws | aws | api | 2026-11-17 12:00 UTC | 2026-11-17 12:00 UTC | 2 | success | yes † |"
     assert aws in text
     # aws was last seen 72 h before: stale, so none of its prices is compared anywhere

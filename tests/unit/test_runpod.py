@@ -103,6 +103,20 @@ def test_graphql_stock_status_sets_availability_of_secure_rows() -> None:
         20, 125)
 
 
+def test_graphql_stock_status_is_kept_as_the_stock_level() -> None:
+    quote = {"uninterruptablePrice": 2.99, "minimumBidPrice": 1.75, "minVcpu": 20,
+             "minMemory": 125}
+    types = [gpu_type(id=f"NVIDIA L4 {status}", lowestPrice={**quote, "stockStatus": status})
+             for status in ("High", "Medium", "Low", None, "Plenty")]
+    rows = runpod_graphql.SOURCE.parse(raw("runpod", json.dumps(types))).filter(
+        pl.col("pricing") == "on_demand").sort("offering")
+    # an unknown word says in stock but no level; null says none in stock
+    assert rows.select("offering", "available", "stock_level").rows() == [
+        ("NVIDIA L4 High", True, "high"), ("NVIDIA L4 Low", True, "low"),
+        ("NVIDIA L4 Medium", True, "medium"), ("NVIDIA L4 None", False, None),
+        ("NVIDIA L4 Plenty", True, None)]
+
+
 def test_graphql_accepts_the_bare_gpu_types_list_like_the_capture() -> None:
     envelope = json.loads(runpod_graphql.SOURCE.example.read_bytes())
     bare = json.dumps(envelope["data"]["gpuTypes"])

@@ -65,6 +65,8 @@ def test_one_row_per_zone_with_the_zones_stock() -> None:
         ("fr-par-2", "L4-1-24G", False, 0.7875),
         ("nl-ams-1", "L4-1-24G", None, 0.7875),  # the zone does not say
         ("pl-waw-2", "H100-1-80G", True, 2.9)]
+    # "scarce" is in stock but low; "available" and "shortage" say no level
+    assert parsed.frame["stock_level"].to_list() == ["low", None, None, None]
 
 
 def test_slices_retired_and_unpriced_types_are_counted() -> None:

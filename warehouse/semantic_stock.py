@@ -1,0 +1,152 @@
+"""AVAILABILITY AS A SERIES: whether a provider's GPU could be rented in a region, run by run.
+
+A source that says whether an offer can be rented now (`available`), how many GPUs are free
+(`gpus_available`) or how much stock there is (`stock_level`) says it again at every run; each
+confirming run (a new capture, or an unchanged one seen again) is one observation of every
+provider x GPU model x region (a "key") its source reports stock for. Prices are not read.
+
+The rules, once:
+- which keys there are: the regions a source reported stock for in the window or in the
+  KEY_LOOKBACK_DAYS before it (a region sold out for the whole window is still a region, at
+  0 %; one not listed for longer is gone, not out of stock);
+- who speaks for a key's stock: of the sources that report availability for the provider's
+  GPU in that time, the best by source precedence (source_rank: API, page, catalog); an
+  aggregator only for a provider that has no direct source;
+- the offers that count: those of the pricing set that are comparable in themselves (a known
+  GPU, a whole offering, whole GPUs: the macro excluded_because without its availability and
+  freshness rules), in the place asked for (warehouse.place);
+- a key at one run: in stock when any of its offers is; out of stock when none is, or when
+  the run's capture no longer lists it (a sold-out Vast.ai region or Lambda region is simply
+  absent); unknown when its offers say nothing (not counted). Its stock state is the macro
+  stock_state (views.sql) over the offers' availability, level and GPUs free;
+- a `global` row that was never in stock, for a provider x GPU whose source also names
+  regions, is the source's way of saying "no region has it" (Lambda), not a region: the named
+  regions are out of stock at those runs, and it is not a key of its own;
+- share in stock = runs in stock / runs with a known state, within the window (`since`,
+  `as_of`]; last in stock = the newest run in stock, whenever it was; the state now is the
+  last run's, `unknown` once that run is older than the freshness limit (stale_after()).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+import polars as pl
+
+from contract import DEFAULT_PRICING, IN_STOCK
+from warehouse.place import EVERYWHERE, Place
+from warehouse.semantic import bind, placed, pricing_set
+
+__all__ = ["AVAILABILITY", "HARD_TO_GET_SHARE", "IN_STOCK", "KEY_LOOKBACK_DAYS", "availability",
+           "hard_to_get"]
+
+# A key in stock for less than this share of the window's runs is hard to get (the report).
+HARD_TO_GET_SHARE = 0.5
+# A region listed this many days before the window still counts as one of the provider's.
+KEY_LOOKBACK_DAYS = 30
+
+AVAILABILITY = """
+WITH runs AS (
+    SELECT s.source, s.observed_at AS seen_at, s.capture_id, c.stored_observed_at AS stored_at
+    FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
+    WHERE confirms(s.status) AND s.observed_at <= $as_of
+), captures AS (
+    SELECT DISTINCT source, capture_id, stored_at FROM runs
+), rows AS (
+    SELECT o.source, o.provider, o.gpu_model, o.region, o.capture_id, o.available,
+           o.gpus_available, o.stock_level
+    FROM observation o
+    JOIN captures c ON o.source = c.source AND o.capture_id = c.capture_id
+                   AND o.observed_at = c.stored_at
+    WHERE ($models IS NULL OR list_contains($models, o.gpu_model))
+      AND excluded_because(o.gpu_model, o.gpu_only, o.gpu_count, o.pricing, $pricing, NULL,
+                           false) IS NULL
+), recent AS (
+    SELECT r.* FROM rows r
+    SEMI JOIN runs w ON w.source = r.source AND w.capture_id = r.capture_id
+                    AND w.seen_at > $since - to_days($lookback)
+), direct AS (
+    SELECT DISTINCT provider FROM source WHERE NOT aggregator
+), speaking AS (
+    SELECT r.provider, r.gpu_model,
+           first(r.source ORDER BY source_rank(src.aggregator, src.kind), r.source) AS source
+    FROM recent r JOIN source src USING (source)
+    WHERE r.available IS NOT NULL
+      AND (NOT src.aggregator OR r.provider NOT IN (SELECT provider FROM direct))
+    GROUP BY r.provider, r.gpu_model
+), spoken AS (
+    SELECT r.* FROM rows r SEMI JOIN speaking USING (provider, gpu_model, source)
+), reported AS (
+    SELECT r.provider, r.gpu_model, r.region, r.source,
+           coalesce(bool_or(r.available), false) AS ever_in_stock
+    FROM recent r SEMI JOIN speaking USING (provider, gpu_model, source)
+    WHERE r.available IS NOT NULL AND {place}
+    GROUP BY ALL
+), keys AS (
+    SELECT k.* EXCLUDE (ever_in_stock) FROM reported k
+    WHERE NOT (k.region = 'global' AND NOT k.ever_in_stock AND EXISTS (
+        SELECT 1 FROM recent n WHERE n.provider = k.provider AND n.gpu_model = k.gpu_model
+                                 AND n.source = k.source AND n.region <> 'global'))
+), observed AS (
+    SELECT k.provider, k.gpu_model, k.region, k.source, w.seen_at,
+           count(x.capture_id) AS listed, count(x.available) AS known,
+           coalesce(bool_or(x.available), false) AS any_in_stock,
+           count(*) FILTER (WHERE x.available) AS in_stock_offers,
+           count(*) FILTER (WHERE x.available AND x.stock_level = 'low') AS low_offers,
+           count(x.gpus_available) FILTER (WHERE x.available) AS counted_offers,
+           sum(x.gpus_available) FILTER (WHERE x.available) AS free
+    FROM keys k JOIN runs w ON w.source = k.source
+    LEFT JOIN spoken x ON x.source = k.source AND x.capture_id = w.capture_id
+         AND x.provider = k.provider AND x.gpu_model = k.gpu_model AND x.region = k.region
+    GROUP BY ALL
+), states AS (
+    SELECT *,
+           CASE WHEN listed = 0 THEN false WHEN known > 0 THEN any_in_stock END AS in_stock,
+           CASE WHEN in_stock_offers > 0 AND low_offers = in_stock_offers THEN 'low' END
+               AS level,
+           CASE WHEN in_stock_offers > 0 AND counted_offers = in_stock_offers THEN free END
+               AS gpus_free
+    FROM observed
+), series AS (
+    SELECT provider, gpu_model, region, source,
+           CAST(count(in_stock) FILTER (WHERE seen_at > $since) AS INTEGER) AS observations,
+           CAST(count(*) FILTER (WHERE in_stock AND seen_at > $since) AS INTEGER)
+               AS in_stock_observations,
+           max(seen_at) FILTER (WHERE in_stock) AS last_in_stock,
+           max(seen_at) AS last_seen,
+           arg_max(stock_state(in_stock, level, gpus_free), seen_at) AS last_state,
+           arg_max(gpus_free, seen_at) AS gpus_free
+    FROM states GROUP BY ALL
+)
+SELECT gpu_model, provider, region, observations, in_stock_observations,
+       round(in_stock_observations / nullif(observations, 0), 4) AS share_in_stock,
+       last_in_stock,
+       CASE WHEN last_seen < $as_of - stale_after() THEN 'unknown' ELSE last_state END
+           AS state,
+       gpus_free, last_seen, source
+FROM series
+WHERE observations > 0
+ORDER BY gpu_model, provider, region
+"""
+
+
+def availability(con: duckdb.DuckDBPyConnection, *, as_of: datetime, since: datetime,
+                 gpu_models: list[str] | None = None, pricing: tuple[str, ...] | None = None,
+                 place: Place = EVERYWHERE) -> pl.DataFrame:
+    """Per GPU model x provider x region whose source reports stock in (since, as_of]: runs
+    observed, runs in stock, the share in stock, the last run in stock, the state now, the
+    GPUs free now (where counted), the last run and the source (see the module docstring)."""
+    chosen = pricing_set(pricing or DEFAULT_PRICING)
+    sql = AVAILABILITY.format(place=placed(con, place).sql("r.provider", "r.region"))
+    return con.execute(sql, bind(sql, {
+        "as_of": as_of, "since": since, "models": gpu_models, "pricing": list(chosen),
+        "lookback": KEY_LOOKBACK_DAYS, **place.params()})).pl()
+
+
+def hard_to_get(series: pl.DataFrame, share: float = HARD_TO_GET_SHARE) -> pl.DataFrame:
+    """The keys of an `availability` frame that were in stock for less than `share` of the
+    window, or are not in stock now (out of stock or low), least available first."""
+    return series.filter((pl.col("share_in_stock") < share)
+                         | pl.col("state").is_in(["out_of_stock", "low"])).sort(
+        "share_in_stock", "gpu_model", "provider", "region")
