@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
-from bench._common import REPO, header
+from bench._common import REPO, cannot_run, header
 
 GPUS = [("A100", 80, "SXM4"), ("H100", 80, "SXM5"), ("A10", 24, "PCIe"), ("L40S", 48, ""),
         ("RTX 6000", 24, ""), ("GH200", 96, ""), ("A6000", 48, ""), ("V100", 16, "")]
@@ -185,9 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with postgres_server() as pg, moto_server() as s3:
             return _run(size, folder, base, pg, s3, args.upkeep_every)
-    except ServerUnavailable as exc:
-        print(f"   skipped: {exc}")
-        return 0
+    except ServerUnavailable as exc:  # no PostgreSQL or moto here: say so and fail
+        return cannot_run("scale_out", str(exc))
     finally:
         server.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
