@@ -106,7 +106,8 @@ def capture_stored(con: duckdb.DuckDBPyConnection, source: str, capture_id: str)
     return bool(row and row[0])
 
 
-def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    """Insert `frame`'s rows into `table` by column name (nothing for an empty frame)."""
     if frame.height == 0:
         return
     name = f"_batch_{table}"
@@ -121,7 +122,7 @@ def _insert_parts(con: duckdb.DuckDBPyConnection, run_id: str, good: pl.DataFram
     """An aggregator capture's parts: the providers its stored rows price, and how many rows."""
     parts = good.group_by("source", "provider", "capture_id", "observed_at").agg(
         pl.len().cast(pl.Int32).alias("rows")).with_columns(pl.lit(run_id).alias("run_id"))
-    _insert_frame(con, "provider_capture", parts)
+    insert_frame(con, "provider_capture", parts)
 
 
 def _days_by_source(frame: pl.DataFrame | None) -> dict[str, set[date]]:
@@ -196,13 +197,13 @@ def append_batch(
             record.note = "payload identical to a stored capture (landed by another worker " \
                 "meanwhile); prices re-confirmed"
         if good is not None:
-            _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
+            insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
             if parts:
                 _insert_parts(con, record.run_id, good)
         if quarantined is not None:
-            _insert_frame(con, "quarantine", quarantined)
+            insert_frame(con, "quarantine", quarantined)
         if screen_market is not None and record.capture_id:
-            _insert_frame(con, "screen_market", screen_market.select(
+            insert_frame(con, "screen_market", screen_market.select(
                 pl.lit(record.run_id).alias("run_id"), pl.lit(record.source).alias("source"),
                 pl.lit(record.capture_id).alias("capture_id"), "gpu_model",
                 pl.col("providers").cast(pl.Int32),
@@ -237,12 +238,12 @@ def replace_capture_observations(
         con.execute("DELETE FROM observation WHERE capture_id = ?", [capture_id])
         con.execute("DELETE FROM quarantine WHERE capture_id = ?", [capture_id])
         con.execute("DELETE FROM provider_capture WHERE capture_id = ?", [capture_id])
-        _insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
+        insert_frame(con, "observation", good.select(list(OBSERVATION_SCHEMA)))
         aggregator = con.execute("SELECT aggregator FROM source WHERE source = ?",
                                  [record.source]).fetchone()
         if aggregator and aggregator[0] and good.height:
             _insert_parts(con, record.run_id, good)
-        _insert_frame(con, "quarantine", quarantined)
+        insert_frame(con, "quarantine", quarantined)
         record.finished_at = record.finished_at or datetime.now(UTC)
         _insert_run(con, record)
         for source in {record.source, *days}:

@@ -28,6 +28,7 @@ from contract import RawCapture
 from schemas.observation import OBSERVATION_SCHEMA
 from schemas.screens import band_screen
 from scrapers.base import Source
+from warehouse.append import insert_frame
 from warehouse.archive import read_archived
 from warehouse.connection import connect
 from warehouse.index.prints import day_prints
@@ -36,7 +37,6 @@ from warehouse.index.publish import compute_day
 from warehouse.index.store import (
     day_record,
     history_before,
-    insert_frame,
     method_params,
     read_fixings,
     read_inputs,

@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from warehouse.append import insert_frame
 from warehouse.index.engine import VOTE_SCHEMA, History
 from warehouse.index.params import IndexParams, canonical_json, params_from_json
 from warehouse.transaction import transaction
@@ -34,7 +35,6 @@ __all__ = [
     "fixed_days",
     "history_before",
     "inputs_digest",
-    "insert_frame",
     "last_checks",
     "last_fixed_day",
     "latest_digests",
@@ -113,17 +113,6 @@ def inputs_digest(inputs: pl.DataFrame) -> str:
              "providers": r["providers"], "rows": int(r["rows"]), "rows_hash": r["rows_hash"]}
             for r in inputs.sort("source", "observed_at", "capture_id").iter_rows(named=True)]
     return hashlib.sha256(canonical_json(rows).encode()).hexdigest()
-
-
-def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
-    if frame.height == 0:
-        return
-    name = f"_index_{table}"
-    con.register(name, frame.to_arrow())
-    try:
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
-    finally:
-        con.unregister(name)
 
 
 # ---- methodology versions -------------------------------------------------------------------
