@@ -75,6 +75,8 @@ NO_FILES: dict[str, object] = {
 SANDBOX: dict[str, object] = {**NO_FILES, "lock_configuration": True}
 # A writer waits this long for readers that opened the warehouse file itself to close it.
 READER_WAIT_S = 30.0
+# A holder DuckDB named but no lock table shows any more has just closed: look again briefly.
+GONE_HOLDER_WAIT_S = 2.0
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"))
@@ -150,7 +152,8 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
                         warehouse=target)
             break
         except WarehouseBusy as busy:
-            patience = max(wait_s, READER_WAIT_S) if busy.role == "reader" else wait_s
+            patience = {"reader": max(wait_s, READER_WAIT_S), "writer": wait_s}.get(
+                busy.role or "", max(wait_s, GONE_HOLDER_WAIT_S))
             if time.monotonic() - started >= patience:
                 raise
             time.sleep(0.2)

@@ -208,3 +208,30 @@ def test_old_snapshots_go_once_no_reader_holds_them(seeded: Path) -> None:
         assert con.execute("SELECT count(*) FROM latest_price").fetchone()[0] > 0  # type: ignore[index]
     finally:
         con.close()
+
+
+def test_a_holder_gone_before_it_could_be_named_is_looked_at_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DuckDB named a holder that had closed by the time the lock table was read (role None):
+    # the writer opens again instead of failing at once; a holder never named fails in time.
+    real_open, calls = connection._open, []
+
+    def closes_after_one_look(*args: object, **kwargs: object) -> duckdb.DuckDBPyConnection:
+        calls.append(1)
+        if len(calls) == 1:
+            raise WarehouseBusy("the warehouse is locked by process 1 (python)", None)
+        return real_open(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(connection, "_open", closes_after_one_look)
+    connection.connect(tmp_path / "a.duckdb").close()
+    assert len(calls) == 2
+
+    def never_named(*args: object, **kwargs: object) -> duckdb.DuckDBPyConnection:
+        raise WarehouseBusy("the warehouse is locked by process 1 (python)", None)
+
+    monkeypatch.setattr(connection, "_open", never_named)
+    monkeypatch.setattr(connection, "GONE_HOLDER_WAIT_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(WarehouseBusy):
+        connection.connect(tmp_path / "b.duckdb")
+    assert 0.5 <= time.monotonic() - started < 5
