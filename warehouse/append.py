@@ -15,6 +15,7 @@ import duckdb
 import polars as pl
 
 from schemas.observation import OBSERVATION_SCHEMA
+from warehouse.frames import register_once
 from warehouse.summaries import UTC_DAY, after_append
 from warehouse.transaction import retrying, transaction
 
@@ -111,7 +112,7 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
     if frame.height == 0:
         return
     name = f"_batch_{table}"
-    con.register(name, frame.to_arrow())
+    register_once(con, name, frame)
     try:
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
     finally:

@@ -36,6 +36,7 @@ from contract import RawCapture
 from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate, no_rate_reason
 from schemas.observation import ValidatedBatch
 from warehouse.archive import archive
+from warehouse.frames import register_once
 from warehouse.transaction import retrying, transaction
 
 __all__ = [
@@ -86,7 +87,7 @@ def store_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, rates: pl.DataF
                 [raw.capture_id, SOURCE, raw.url, raw.fetched_at, raw.content_type,
                  len(raw.body), str(archive_rel), raw.capture_id])
             before = _count(con)
-            con.register("_fx_batch", rates.select("rate_date", "currency", "per_eur").to_arrow())
+            register_once(con, "_fx_batch", rates.select("rate_date", "currency", "per_eur"))
             try:  # a rate already stored for a (day, currency) is kept
                 con.execute("INSERT INTO fx_rate SELECT b.rate_date, b.currency, b.per_eur, ?, ? "
                             "FROM _fx_batch b ANTI JOIN fx_rate f ON f.rate_date = b.rate_date "

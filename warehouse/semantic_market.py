@@ -26,7 +26,7 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING
-from warehouse.frames import sql_frame
+from warehouse.frames import sql_frame, temp_table
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import (
     ALL,
@@ -242,7 +242,7 @@ def _stage_one(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, pla
     for which, day in (("old", old_day), ("new", new_day)):
         providers, _ = computed_market(con, day_end(day, now), place=place, day=day)
         name = f"_{which}_provider_price"
-        con.register(name, providers.to_arrow())
+        temp_table(con, name, providers)  # read by the comparison's joins more than once
         names.append(f"SELECT * FROM {name}")
     return names[0], names[1]
 
@@ -255,8 +255,8 @@ def _compare(con: duckdb.DuckDBPyConnection, sql: str, old_day: date, new_day: d
                          {"old_day": old_day, "new_day": new_day, **params})
     finally:
         if not place.everywhere:
-            con.unregister("_old_provider_price")
-            con.unregister("_new_provider_price")
+            con.execute("DROP TABLE IF EXISTS temp._old_provider_price")
+            con.execute("DROP TABLE IF EXISTS temp._new_provider_price")
 
 
 def market_moves(con: duckdb.DuckDBPyConnection, old_day: date, new_day: date, *,

@@ -28,6 +28,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from warehouse.frames import sql_frame
 from warehouse.index.engine import History, fix_day, frames
 from warehouse.index.params import METHODS, IndexParams, default_params
 from warehouse.index.prints import PRINT_SCHEMA
@@ -89,9 +90,9 @@ def history_backtest(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | 
     base = default_params()
     configs = {"as published": _variants(base),
                "held": _variants(base, carry_days=120, attendance_eta=0.0, min_fresh=1)}
-    old = con.execute(
+    old = sql_frame(con,
         "SELECT day, gpu_model, market_usd_per_gpu_hour AS old FROM market_price "
-        "WHERE segment = 'all' AND day BETWEEN $a AND $b", {"a": days[0], "b": days[-1]}).pl()
+        "WHERE segment = 'all' AND day BETWEEN $a AND $b", {"a": days[0], "b": days[-1]})
     tables: list[tuple[str, pl.DataFrame]] = []
     for name, params in configs.items():
         per_method: list[pl.DataFrame] = []

@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from contract.files import write_bytes_atomic
+from warehouse.frames import sql_frame
 from warehouse.index.store import read_fixings
 
 __all__ = ["INDEX_FILES", "IndexFiles", "write_index_files"]
@@ -49,9 +50,9 @@ def write_index_files(con: duckdb.DuckDBPyConnection, out_dir: Path, *,
                       until: date | None = None) -> IndexFiles:
     """Write the published fixings up to `until` (default all) and their votes."""
     fixings = read_fixings(con, until=until)
-    votes = con.execute("SELECT v.* FROM index_vote v JOIN index_fixing f USING (fixing_id) "
+    votes = sql_frame(con, "SELECT v.* FROM index_vote v JOIN index_fixing f USING (fixing_id) "
                         "WHERE $until IS NULL OR f.day <= $until "
-                        "ORDER BY v.day, v.fixing_id, v.provider", {"until": until}).pl()
+                        "ORDER BY v.day, v.fixing_id, v.provider", {"until": until})
     methods = con.execute("SELECT method_version, params_digest, params_json, first_day "
                           "FROM index_method ORDER BY first_day").fetchall()
     document = {

@@ -31,6 +31,7 @@ from scrapers.base import Source
 from warehouse.append import insert_frame
 from warehouse.archive import read_archived
 from warehouse.connection import connect
+from warehouse.frames import register_once, sql_frame
 from warehouse.index.prints import day_prints
 from warehouse.index.provenance import code_version, parser_digest
 from warehouse.index.publish import compute_day
@@ -178,7 +179,7 @@ def _scratch(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], arch
              ) -> duckdb.DuckDBPyConnection:
     """An in-memory warehouse holding the inputs' captures, re-parsed, and their runs."""
     scratch = connect(":memory:")
-    insert_frame(scratch, "source", con.execute("SELECT * FROM source").pl())
+    insert_frame(scratch, "source", sql_frame(con, "SELECT * FROM source"))
     captures = inputs.select("source", "capture_id", "observed_at").unique().sort(
         "source", "observed_at", "capture_id")
     runs: list[dict[str, object]] = []
@@ -202,10 +203,10 @@ def _scratch(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], arch
                 pl.lit(f"{run_id}-0").alias("run_id")))
     insert_frame(scratch, "scrape_run", pl.DataFrame(runs))
     keys = captures.select("source", "capture_id")
-    con.register("_reproduce_keys", keys.to_arrow())
+    register_once(con, "_reproduce_keys", keys)
     try:
-        parts = con.execute("SELECT p.* FROM provider_capture p "
-                            "SEMI JOIN _reproduce_keys k USING (source, capture_id)").pl()
+        parts = sql_frame(con, "SELECT p.* FROM provider_capture p "
+                            "SEMI JOIN _reproduce_keys k USING (source, capture_id)")
     finally:
         con.unregister("_reproduce_keys")
     insert_frame(scratch, "provider_capture", parts)
