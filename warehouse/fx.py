@@ -255,6 +255,17 @@ class Unit:
         """A heading or column name in this unit: $/GPU-h -> EUR/GPU-h, usd -> eur."""
         return named_in(text, self.currency)
 
+    def convert(self, frame: pl.DataFrame, columns: Iterable[str]) -> pl.DataFrame:
+        """`frame` with its USD amount `columns` in this unit (null without a rate), and,
+        when converting, `currency`, `fx_rate` and `fx_date` beside them."""
+        if not self.converting:
+            return frame
+        rate = pl.lit(self.usd_per_unit, pl.Float64)
+        return frame.with_columns(
+            *[(pl.col(c) / rate).alias(c) for c in columns if c in frame.columns],
+            pl.lit(self.currency).alias("currency"), rate.alias("fx_rate"),
+            pl.lit(self.rate_date, pl.Date).alias("fx_date"))
+
     def describe(self) -> str:
         """How amounts are converted, in one sentence ('' for USD)."""
         if not self.converting:
