@@ -117,7 +117,8 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
         instructions="GPU rental prices with provenance. Start with `cheapest` or "
         "`market_price`; `explain` shows how any number was made; `source_freshness` says how "
         "old each source's prices are. All tools are read-only. Prices are USD per GPU-hour "
-        "unless a column says per hour (the whole offering).")
+        "unless a column says per hour (the whole offering); `currency` (e.g. 'EUR') gives "
+        "them at the ECB rate of each row's day, the column names saying so.")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                 idempotent_hint=True, open_world_hint=False)
 
