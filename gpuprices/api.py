@@ -33,13 +33,14 @@ if TYPE_CHECKING:
     import polars as pl
 
     from warehouse.export import ExportResult
+    from warehouse.fx import Unit
     from warehouse.place import Place
     from warehouse.semantic import Prices
 
 __all__ = [
     "Availability", "Moves", "RentVsBuy", "availability", "changes", "cheapest", "cluster",
-    "explain", "export", "fit", "history", "market", "market_moves", "query",
-    "rent_vs_buy", "scenario", "sources", "summary", "value",
+    "explain", "export", "fit", "history", "in_currency", "market", "market_moves", "query",
+    "rent_vs_buy", "scenario", "sources", "summary", "unit_on", "value",
 ]
 
 WarehousePath = str | Path | None
@@ -89,10 +90,10 @@ def _ask(warehouse: WarehousePath, pricing: Names, question: Callable[[Prices], 
     rate."""
     code = inputs.currency(currency)
     with prices_at(warehouse, pricing, place=place) as now:
-        return _in_currency(now.con, question(now), code, day=now.day)
+        return in_currency(now.con, question(now), code, day=now.day)
 
 
-def _in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: str | None, *,
+def in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: str | None, *,
                 day: date | None = None, day_column: str | None = None) -> pl.DataFrame:
     """`frame`'s USD amounts in `currency` at the ECB rate of the day each row shows (`day`,
     or its `day_column`; warehouse.fx.in_currency), named for it (usd -> eur), with fx_rate,
@@ -101,18 +102,41 @@ def _in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: 
     code = inputs.currency(currency)
     if code is None or code == "USD":
         return frame
-    from warehouse.fx import currencies, named_in
     from warehouse.fx import in_currency as convert
+    from warehouse.fx import named_in
+
+    _known(con, code)
+    converted = convert(con, frame, code, day=day, day_column=day_column)
+    if converted.height and converted["fx_rate"].null_count() == converted.height:
+        raise NoAnswer(str(converted["fx_note"].drop_nulls()[0]))
+    return converted.rename({c: named_in(c, code) for c in converted.columns})
+
+
+def _known(con: duckdb.DuckDBPyConnection, code: str) -> None:
+    """InputError unless the warehouse holds ECB rates for `code`."""
+    from warehouse.fx import currencies
 
     known = currencies(con)
     if code not in known:
         raise InputError(f"no ECB rates for {code} in the warehouse"
                          + (f"; it has {', '.join(known)}" if known else
                             ": run `gpuprices backfill ecb` first"))
-    converted = convert(con, frame, code, day=day, day_column=day_column)
-    if converted.height and converted["fx_rate"].null_count() == converted.height:
-        raise NoAnswer(str(converted["fx_note"].drop_nulls()[0]))
-    return converted.rename({c: named_in(c, code) for c in converted.columns})
+
+
+def unit_on(con: duckdb.DuckDBPyConnection, currency: str | None, day: date) -> Unit:
+    """The money amounts of `day` are printed in, one by one (text such as `explain`): USD
+    for None, else `currency` at its ECB rate of `day` (warehouse.fx.unit_of). InputError:
+    not a code or no rates stored for it; NoAnswer: the day has no rate within reach."""
+    from warehouse.fx import USD, unit_of
+
+    code = inputs.currency(currency)
+    if code is None or code == "USD":
+        return USD
+    _known(con, code)
+    unit = unit_of(con, code, day)
+    if unit.usd_per_unit is None:
+        raise NoAnswer(str(unit.note))
+    return unit
 
 
 def _where(region: Names, geo: Names) -> Place:
@@ -193,7 +217,7 @@ def market_stored(gpu: Names = None, *, day: date | str | None = None,
         else:
             frame, stored = market_of(con, chosen_day, gpu_models=models, segment=chosen,
                                       now=datetime.now(UTC), place=where)
-        return _in_currency(con, frame, code, day=chosen_day), stored
+        return in_currency(con, frame, code, day=chosen_day), stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,15 +245,17 @@ def market_moves(gpu: Names = None, *, day: date | str | None = None, period: st
         found = week_moves(con, chosen_day, period=period, gpu_models=models, place=where,
                            now=datetime.now(UTC))
         return Moves(found.old_day, found.new_day,
-                     _in_currency(con, found.moves, code, day=found.new_day),
-                     _in_currency(con, found.coverage, code, day=found.new_day))
+                     in_currency(con, found.moves, code, day=found.new_day),
+                     in_currency(con, found.coverage, code, day=found.new_day))
 
 
 def explain(what: str, name: str, *, day: date | str | None = None, pricing: Names = None,
-            region: Names = None, geo: Names = None, warehouse: WarehousePath = None) -> str:
+            region: Names = None, geo: Names = None, currency: str | None = None,
+            warehouse: WarehousePath = None) -> str:
     """How a number was made, as text: the offers that counted (source, capture, time), the
-    ones left out and why, and the arithmetic (in USD, the currency prices are compared in).
-    `what`: market, cheapest or scenario; `name`: a GPU model or family, or a scenario name
+    ones left out and why, and the arithmetic (in USD, or every amount in `currency` at the
+    ECB rate of the day explained, named in a first line). `what`: market, cheapest or
+    scenario; `name`: a GPU model or family, or a scenario name
     (reports/market/scenarios.toml)."""
     from reports.market.explain import explain_cheapest, explain_market, explain_scenario
     from reports.queries import reference_table
@@ -247,13 +273,16 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
     models = inputs.gpu_models([name]) if what != "scenario" else None
     where = _where(region, geo)
     with prices_at(warehouse, pricing, as_of, where) as then:
+        unit = unit_on(then.con, currency, then.day)
         if what == "market":
-            lines = explain_market(then.con, models or [], chosen_day, now=now, place=where)
+            lines = explain_market(then.con, models or [], chosen_day, now=now, place=where,
+                                   unit=unit)
         elif what == "cheapest":
-            lines = explain_cheapest(then, models or [])
+            lines = explain_cheapest(then, models or [], unit=unit)
         else:
-            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"))
-    return "\n".join(lines)
+            lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"),
+                                     unit=unit)
+    return "\n".join([unit.describe(), *lines] if unit.converting else lines)
 
 
 def value(metric: str = "pflop", gpu: Names = None, *, limit: int = 20, pricing: Names = None,
@@ -289,7 +318,7 @@ def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = Non
         if quotes.height == 0:
             raise NoAnswer(f"no comparable {', '.join(_names(gpu) or [])} offers stand now"
                            + (f" ({where.describe()})" if not where.everywhere else ""))
-        return _in_currency(now.con, quotes, code, day=now.day)
+        return in_currency(now.con, quotes, code, day=now.day)
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,10 +374,10 @@ def rent_vs_buy_detail(gpu: Names = None, *, utilization: float | None = None,
             else None
         if cards is not None and models:
             cards = cards.filter(pl.col("gpu_model").is_in(models))
-        rows = _in_currency(now.con, tco_rows(server_rows, chosen, market_usd, cheapest_usd),
+        rows = in_currency(now.con, tco_rows(server_rows, chosen, market_usd, cheapest_usd),
                            code, day=now.day)
         if cards is not None:
-            cards = _in_currency(now.con, cards, code, day=now.day)
+            cards = in_currency(now.con, cards, code, day=now.day)
     sheets = []
     for server in server_rows.to_dicts():
         rent = market_usd.get(server["gpu_model"]) or cheapest_usd.get(
@@ -466,7 +495,7 @@ def history(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names 
         if points.height == 0:
             raise NoAnswer(f"no {gpu} prices in the last {days} days"
                            + (f" ({where.describe()})" if not where.everywhere else ""))
-        return _in_currency(con, points, code, day_column="day")
+        return in_currency(con, points, code, day_column="day")
 
 
 def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
@@ -484,7 +513,7 @@ def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
     with connection(warehouse) as con:
         moves = price_moves(con, since=day, gpu_models=models, providers=_names(provider),
                             pricing=inputs.pricing_kinds(pricing), place=where)
-        return _in_currency(con, moves.head(count), code, day_column="changed_on")
+        return in_currency(con, moves.head(count), code, day_column="changed_on")
 
 
 def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
@@ -525,7 +554,7 @@ def summary(pricing: Names = None, warehouse: WarehousePath = None, *, region: N
     with prices_at(warehouse, pricing, place=where) as now:
         return {"rows_per_source": rows_per_source(now.con),
                 "unknown_gpus": unknown_gpus(now.con),
-                "cheapest_per_tier": _in_currency(
+                "cheapest_per_tier": in_currency(
                     now.con, top_per_tier(now, per_tier=1).drop("rank"), code, day=now.day)}
 
 

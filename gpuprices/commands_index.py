@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from gpuprices.options import (
+    CurrencyOpt,
     DayOpt,
     FormatOpt,
     GpuOpt,
@@ -23,6 +24,9 @@ from gpuprices.options import (
     writable_warehouse,
 )
 from gpuprices.output import Format, Section, print_frame, print_frames
+
+if TYPE_CHECKING:
+    from warehouse.fx import Unit
 
 __all__ = ["register"]
 
@@ -72,12 +76,16 @@ def index(
     terms: Annotated[bool, typer.Option(help="the term curve per GPU: on-demand, spot and "
                                         "each reserved term")] = False,
     revisions: Annotated[bool, typer.Option(help="the revision records of the day")] = False,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """The index fixings of a day (published, or indicative for a day not fixed yet)."""
+    """The index fixings of a day (published, or indicative for a day not fixed yet);
+    --currency EUR: the values, bands and votes at the ECB rate of that day (the index is
+    fixed in USD)."""
     if ctx.invoked_subcommand:
         return
+    from gpuprices.api import unit_on
     from reports.index.tables import fixings_table, term_curve, votes_table
     from schemas.regions import GEOGRAPHIES
     from warehouse.index.read import fixings_of
@@ -93,16 +101,22 @@ def index(
             kind=None if kind == "all" or terms else kind,
             segment=None if scopes else segment, geo=None if scopes else geo)
         changed = read_revisions(con, chosen) if revisions else None
+        unit = unit_on(con, currency, chosen)
+    frame = unit.convert(frame, INDEX_AMOUNTS)
+    vote_rows = unit.convert(vote_rows, VOTE_AMOUNTS)
+    money = f"{unit.currency}/GPU-hour" if unit.converting else "$/GPU-hour"
     if not published:
         typer.echo(f"(index not fixed for {chosen}: indicative values, computed now from the "
                    "published record; `gpuprices index fix` publishes)", err=True)
     if terms:
-        print_frame(term_curve(frame), fmt, title=f"term curve $/GPU-hour on {chosen}")
+        print_frame(term_curve(frame), fmt, title=f"term curve {money} on {chosen}")
+        _rate_note(unit, fmt)
         return
     shown = fixings_table(frame) if fmt is Format.table else frame
-    title = f"GPU price index $/GPU-hour on {chosen}" + ("" if published else " (indicative)")
+    title = f"GPU price index {money} on {chosen}" + ("" if published else " (indicative)")
     if not votes and changed is None:
         print_frame(shown, fmt, title=title)
+        _rate_note(unit, fmt)
         return
     sections: list[Section] = [("fixings", title, shown)]
     if votes and fmt is not Format.table:
@@ -115,6 +129,18 @@ def index(
         sections.append(("revisions", f"revision records of {chosen} (the fixings stand)",
                          changed))
     print_frames(sections, fmt)
+    _rate_note(unit, fmt)
+
+
+# The USD amounts of a fixing and of a vote (--currency converts them).
+INDEX_AMOUNTS = ("value", "band_low", "band_high")
+VOTE_AMOUNTS = ("value", "sd")
+
+
+def _rate_note(unit: Unit, fmt: Format) -> None:
+    """Under a table: the rate the amounts were converted at (csv and json carry fx_rate)."""
+    if unit.converting and fmt is Format.table:
+        typer.echo(unit.describe())
 
 
 @index_app.command("fix")

@@ -121,15 +121,17 @@ def explain(
     pricing: PricingOpt = None,
     region: RegionOpt = None,
     geo: GeoOpt = None,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """How a number was made: the offers that counted (source, capture, time), the ones left
     out and why, and the arithmetic. E.g. `explain market H100 --date 2026-11-20` (in USD,
-    the currency prices are compared in)."""
+    the currency prices are compared in; --currency EUR: every amount at the ECB rate of
+    the day explained, so the arithmetic still adds up)."""
     from gpuprices import api
 
     typer.echo(api.explain(what, name, day=day, pricing=pricing, region=region, geo=geo,
-                           warehouse=warehouse))
+                           currency=currency, warehouse=warehouse))
 
 
 def market_moves(

@@ -7,6 +7,8 @@ inside the commands so `gpuprices --help` stays fast.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -43,11 +45,14 @@ def report(
                                              "the warehouse)")] = None,
     board: Annotated[bool, typer.Option(help="also write the HTML price board in board/ "
                                         "beside the report")] = True,
+    currency: CurrencyOpt = None,
     warehouse: WarehouseOpt = None,
     prefect: PrefectOpt = False,
 ) -> None:
     """Write the weekly markdown report (with its chart) and the HTML price board beside it;
-    the Prefect `weekly_report` flow with --prefect or when PREFECT_API_URL is set."""
+    the Prefect `weekly_report` flow with --prefect or when PREFECT_API_URL is set.
+    --currency EUR: every amount in euros at the ECB rate of its own day, written beside the
+    USD files (<week>.EUR.md and its chart), never over them; the board stays USD."""
     settings = load_settings(warehouse=warehouse)
     from warehouse.dialect import is_lake_url
 
@@ -62,20 +67,33 @@ def report(
             raise fail(str(exc), 2) from None
     started = time.perf_counter()
     out_dir = str(out) if out else None
-    with warehouse_errors():  # e.g. a refresh holds the file
+    with warehouse_errors(), _no_rate():  # e.g. a refresh holds the file
         if use_prefect(prefect):
             prepare_prefect(settings.warehouse)
             from flows.weekly_report import weekly_report
 
-            path = weekly_report(week=week, out_dir=out_dir, warehouse=str(settings.warehouse))
+            path = weekly_report(week=week, out_dir=out_dir, warehouse=str(settings.warehouse),
+                                 currency=currency)
         else:
             from flows.report_work import write_weekly_report
 
             path, _, page = write_weekly_report(week, out_dir, str(settings.warehouse),
-                                                now=datetime.now(UTC), with_board=board)
+                                                now=datetime.now(UTC), with_board=board,
+                                                currency=currency)
             if page is not None:
                 typer.echo(f"board: {page}")
     typer.echo(f"report: {path} ({time.perf_counter() - started:.1f} s)")
+
+
+@contextmanager
+def _no_rate() -> Iterator[None]:
+    """A report asked in a currency its day has no rate for: exit 1 with the reason."""
+    from reports.weekly.report import NoRateError
+
+    try:
+        yield
+    except NoRateError as exc:
+        raise fail(str(exc)) from None
 
 
 def cheapest(

@@ -117,7 +117,8 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
         instructions="GPU rental prices with provenance. Start with `cheapest` or "
         "`market_price`; `explain` shows how any number was made; `source_freshness` says how "
         "old each source's prices are. All tools are read-only. Prices are USD per GPU-hour "
-        "unless a column says per hour (the whole offering).")
+        "unless a column says per hour (the whole offering); `currency` (e.g. 'EUR') gives "
+        "them at the ECB rate of each row's day, the column names saying so.")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                 idempotent_hint=True, open_world_hint=False)
 
@@ -160,33 +161,38 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
     @tool
     def availability(gpu: GpuNeeded, days: Annotated[int, _ranged(
                          inputs.HISTORY_DAYS, "days back from now")] = 7,
-                     region: Regions = None, geo: Geos = None) -> dict[str, Any]:
+                     region: Regions = None, geo: Geos = None,
+                     pricing: Pricing = None) -> dict[str, Any]:
         """Could a GPU be rented? Per provider and region whose source says so: the share of
         the observations in stock, the last time it was in stock, and the stock state now
         (available, low, out_of_stock)."""
         found = api.availability_detail(gpu, days=days, region=region, geo=geo,
-                                        warehouse=warehouse)
+                                        pricing=pricing, warehouse=warehouse)
         return _answer(found.stock, quoted_without_stock=found.silent)
 
     @tool
     def history(gpu: GpuNeeded, days: Annotated[int, _ranged(inputs.HISTORY_DAYS,
                                                              "days back from today")] = 90,
-                provider: Providers = None, pricing: Pricing = None) -> dict[str, Any]:
+                provider: Providers = None, pricing: Pricing = None, region: Regions = None,
+                geo: Geos = None, currency: Currency = None) -> dict[str, Any]:
         """The cheapest comparable offer of a GPU per day, with each point's provenance
-        (provider, offering, source, capture id, observed time)."""
-        frame = api.history(gpu, days=days, provider=provider, pricing=pricing,
-                            warehouse=warehouse)
+        (provider, offering, source, capture id, observed time); with `currency`, each day
+        at the ECB rate of that day (a day without a rate: no amount, `fx_note` says why)."""
+        frame = api.history(gpu, days=days, provider=provider, pricing=pricing, region=region,
+                            geo=geo, currency=currency, warehouse=warehouse)
         return _answer(frame)
 
     @tool
     def changes(since: Annotated[str, Field(description="moves on or after this UTC day, "
                                             "YYYY-MM-DD")],
                 gpu: Gpu = None, provider: Providers = None, pricing: Pricing = None,
-                limit: Limit = 50) -> dict[str, Any]:
+                limit: Limit = 50, region: Regions = None, geo: Geos = None,
+                currency: Currency = None) -> dict[str, Any]:
         """Price moves of current offerings since a day (old -> new per hour and per
-        GPU-hour, %), newest first; only moves of the source that speaks for each offering."""
+        GPU-hour, %), newest first; only moves of the source that speaks for each offering.
+        With `currency`: each move at the ECB rate of its day."""
         frame = api.changes(since, gpu=gpu, provider=provider, pricing=pricing, limit=limit,
-                            warehouse=warehouse)
+                            region=region, geo=geo, currency=currency, warehouse=warehouse)
         return _answer(frame)
 
     @tool
@@ -195,20 +201,25 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
                     "scenario's cost")],
                 name: Annotated[str, Field(description="GPU model or family (market, "
                                            "cheapest) or scenario name")],
-                day: Day = None, pricing: Pricing = None) -> str:
+                day: Day = None, pricing: Pricing = None, region: Regions = None,
+                geo: Geos = None, currency: Currency = None) -> str:
         """How a number was made, step by step: the offers that counted (source, capture,
-        time), the ones left out and why, and the arithmetic."""
-        return api.explain(what, name, day=day, pricing=pricing, warehouse=warehouse)
+        time), the ones left out and why, and the arithmetic (with `currency`: every amount
+        at the ECB rate of the day explained)."""
+        return api.explain(what, name, day=day, pricing=pricing, region=region, geo=geo,
+                           currency=currency, warehouse=warehouse)
 
     @tool
     def cluster_quote(gpu: GpuNeeded,
                       gpus: Annotated[int, _ranged(inputs.CLUSTER_GPUS, "GPUs in the "
                                                    "cluster")] = 512,
                       days: Annotated[int, _ranged(inputs.CLUSTER_DAYS, "days of use")] = 90,
-                      pricing: Pricing = None) -> dict[str, Any]:
+                      pricing: Pricing = None, region: Regions = None, geo: Geos = None,
+                      currency: Currency = None) -> dict[str, Any]:
         """What a cluster of GPUS GPUs for DAYS days costs at each provider, in its largest
         nodes, against the market price (list prices: capacity is not checked)."""
-        frame = api.cluster(gpu, gpus=gpus, days=days, pricing=pricing, warehouse=warehouse)
+        frame = api.cluster(gpu, gpus=gpus, days=days, pricing=pricing, region=region,
+                            geo=geo, currency=currency, warehouse=warehouse)
         return _answer(frame, gpus=gpus, days=days)
 
     @tool
@@ -218,13 +229,16 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
                     years: Annotated[float | None, Field(
                         description="depreciation years, 1 to 15 (default 5)")] = None,
                     usd_per_kwh: Annotated[float | None, Field(
-                        description="electricity $/kWh, 0 to 2 (default 0.10)")] = None
-                    ) -> dict[str, Any]:
+                        description="electricity $/kWh, 0 to 2 (default 0.10)")] = None,
+                    pricing: Pricing = None, region: Regions = None, geo: Geos = None,
+                    currency: Currency = None) -> dict[str, Any]:
         """Build vs rent: each server's full cost of ownership per useful GPU-hour, its
         break-even utilization and payback month against the market price and the cheapest
         rental; and the card alone (purchase / (cheapest rental - power))."""
         found = api.rent_vs_buy_detail(gpu, utilization=utilization, years=years,
-                                       usd_per_kwh=usd_per_kwh, warehouse=warehouse)
+                                       usd_per_kwh=usd_per_kwh, pricing=pricing,
+                                       region=region, geo=geo, currency=currency,
+                                       warehouse=warehouse)
         return {"servers": rows(found.servers),
                 "cards": rows(found.cards) if found.cards is not None else []}
 
@@ -233,11 +247,13 @@ def build_server(warehouse: str | Path | None = None) -> MCPServer:
                                               "'124M' (1M to 100T)")],
                  method: Annotated[Literal["full", "lora", "qlora", "inference"], Field(
                      description="what the model is run for")] = "inference",
-                 limit: Limit = 10, pricing: Pricing = None) -> dict[str, Any]:
+                 limit: Limit = 10, pricing: Pricing = None, region: Regions = None,
+                 geo: Geos = None, currency: Currency = None) -> dict[str, Any]:
         """Which offers have the VRAM a model needs: the GB needed, and the cheapest
         comparable offers with that much memory in total, cheapest $/hour first."""
         needed = api.needed_vram_gb(params, method)
-        frame = api.fit(params, method, limit=limit, pricing=pricing, warehouse=warehouse)
+        frame = api.fit(params, method, limit=limit, pricing=pricing, region=region, geo=geo,
+                        currency=currency, warehouse=warehouse)
         return _answer(frame, vram_needed_gb=needed)
 
     @tool

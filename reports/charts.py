@@ -44,7 +44,8 @@ def chart_series(history: pl.DataFrame) -> pl.DataFrame:
 
 
 def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
-               since: date | None = None, until: date | None = None) -> Path | None:
+               since: date | None = None, until: date | None = None,
+               ylabel: str = "$ / GPU-hour") -> Path | None:
     """Write one line per series to `path`; None (and no file) when there is nothing to plot."""
     if series.height == 0:
         return None
@@ -61,7 +62,7 @@ def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
             ax.plot(points["day"].to_list(), points["usd_per_gpu_hour"].to_list(),
                     marker="o", markersize=3, label=label)
         ax.set_title(title)
-        ax.set_ylabel("$ / GPU-hour")
+        ax.set_ylabel(ylabel)
         # The data's own span (at most the window asked for), a day of margin on each side.
         days = series["day"]
         left = max(days.min(), since) if since else days.min()  # type: ignore[type-var]

@@ -8,18 +8,23 @@ from collections.abc import Sequence
 import polars as pl
 
 from contract import STALE_AFTER_H
+from warehouse.fx import USD, Unit
 
 STALE_MARK = "†"
 STALE_NOTE = (f"{STALE_MARK} = price from a stale source (no successful refresh in "
               f"{STALE_AFTER_H} h).")
 
 
-def money(value: float | None, stale: bool | None = False, digits: int = 2) -> str:
-    """$1.23 (more digits below $0.10 so cheap cards do not all read $0.0x), † when stale."""
+def money(value: float | None, stale: bool | None = False, digits: int = 2,
+          unit: Unit = USD) -> str:
+    """$1.23 (more digits below $0.10 so cheap cards do not all read $0.0x), † when stale;
+    `value` is USD, printed in `unit` (EUR 1.05 at its day's rate; – without a rate)."""
+    value = unit.amount(value)
     if value is None:
         return "–"
     places = digits if abs(value) >= 0.1 or value == 0 else max(digits, 3)
-    text = f"${value:,.{places}f}"
+    text = (f"{unit.currency} {value:,.{places}f}" if unit.converting
+            else f"${value:,.{places}f}")
     return text + STALE_MARK if stale else text
 
 

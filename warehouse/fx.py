@@ -17,7 +17,8 @@ the reason ("no EUR rate within 7 days of 2026-11-20") until a reparse finds one
 `in_currency` is THE conversion of printed amounts (`--currency EUR` on every command that
 prints money): USD amounts to another currency at the rate of the day each row shows, with the
 rate and its reference day beside them; a row whose day has no rate is held out (no amount)
-with the same reason.
+with the same reason. `unit_of` is the same rate for text that prints amounts one by one (the
+weekly report, the board, `explain`): a `Unit` converts each USD amount at one day's rate.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ from warehouse.transaction import retrying, transaction
 
 __all__ = [
     "MONEY_COLUMN",
+    "USD",
     "RatesStored",
+    "Unit",
     "convert_batch",
     "currencies",
     "hold_out",
@@ -51,6 +54,7 @@ __all__ = [
     "named_in",
     "rates_for",
     "store_rates",
+    "unit_of",
 ]
 
 SOURCE = "ecb"  # fx_rate.source and raw_capture.source of the ECB files
@@ -224,3 +228,66 @@ def in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: s
     return joined.with_columns(
         [(pl.col(c) / pl.col("fx_rate")).alias(c) for c in money_columns(frame)]
     ).drop("_day")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """The money amounts are printed in: USD as stored, or `currency` at the ECB rate of
+    `day` (`usd_per_unit` of its reference day `rate_date`; None with `note` when the day has
+    no rate: every amount is then held out)."""
+
+    currency: str = "USD"
+    day: date | None = None
+    usd_per_unit: float | None = 1.0
+    rate_date: date | None = None
+    note: str | None = None
+
+    @property
+    def converting(self) -> bool:
+        return self.currency != "USD"
+
+    def amount(self, usd: float | None) -> float | None:
+        """A USD amount in this unit (None: no amount, or no rate)."""
+        if usd is None or self.usd_per_unit is None:
+            return None
+        return usd / self.usd_per_unit
+
+    def label(self, text: str) -> str:
+        """A heading or column name in this unit: $/GPU-h -> EUR/GPU-h, usd -> eur."""
+        return named_in(text, self.currency)
+
+    def convert(self, frame: pl.DataFrame, columns: Iterable[str]) -> pl.DataFrame:
+        """`frame` with its USD amount `columns` in this unit (null without a rate), and,
+        when converting, `currency`, `fx_rate` and `fx_date` beside them."""
+        if not self.converting:
+            return frame
+        rate = pl.lit(self.usd_per_unit, pl.Float64)
+        return frame.with_columns(
+            *[(pl.col(c) / rate).alias(c) for c in columns if c in frame.columns],
+            pl.lit(self.currency).alias("currency"), rate.alias("fx_rate"),
+            pl.lit(self.rate_date, pl.Date).alias("fx_date"))
+
+    def describe(self) -> str:
+        """How amounts are converted, in one sentence ('' for USD)."""
+        if not self.converting:
+            return ""
+        if self.usd_per_unit is None:
+            return f"Amounts in {self.currency}: held out: {self.note}."
+        return (f"Amounts in {self.currency} at the ECB reference rate of {self.day}: "
+                f"1 {self.currency} = {self.usd_per_unit:.6g} USD (the rate of "
+                f"{self.rate_date}).")
+
+
+USD = Unit()
+
+
+def unit_of(con: duckdb.DuckDBPyConnection, currency: str | None, day: date) -> Unit:
+    """The unit amounts of `day` print in: USD as stored (None or 'USD'), else `currency` at
+    its rate of `day` (rates_for); no rate within reach: a unit that holds every amount out,
+    with the reason."""
+    if currency is None or currency == "USD":
+        return USD
+    rate = rates_for(con, [currency], day).get(currency)
+    if rate is None:
+        return Unit(currency, day, None, None, no_rate_reason(currency, day))
+    return Unit(currency, day, rate.usd_per_unit, rate.rate_date)

@@ -6,6 +6,7 @@ import polars as pl
 
 from reports.markdown import money, table
 from schemas.gpus import catalog_frame
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["INTERRUPTIBLE_PRICING", "catalog_order", "cheapest_cells", "comparison_section",
@@ -34,7 +35,8 @@ def catalog_order(models: list[str]) -> list[str]:
     return sorted(models, key=lambda m: (order.get(m, len(order)), m))
 
 
-def matrix_markdown(cells: pl.DataFrame, *, show_pricing: bool = False) -> str:
+def matrix_markdown(cells: pl.DataFrame, *, show_pricing: bool = False,
+                    unit: Unit = USD) -> str:
     if cells.height == 0:
         return ""
     providers = sorted(cells["provider"].unique().to_list())
@@ -47,25 +49,25 @@ def matrix_markdown(cells: pl.DataFrame, *, show_pricing: bool = False) -> str:
             if cell is None:
                 row.append("–")
                 continue
-            text = money(cell["usd_per_gpu_hour"])
+            text = money(cell["usd_per_gpu_hour"], unit=unit)
             row.append(f"{text} {cell['pricing']}" if show_pricing else text)
         rows.append(row)
     return table(["GPU", *providers], rows, [False] + [True] * len(providers))
 
 
-def comparison_section(prices: Prices) -> str:
-    parts = ["## 2. Comparison matrix (cheapest $/GPU-hour)", ""]
+def comparison_section(prices: Prices, unit: Unit = USD) -> str:
+    parts = [unit.label("## 2. Comparison matrix (cheapest $/GPU-hour)"), ""]
     steady = cheapest_cells(prices)
     if steady.height:
         parts += [f"Pricing {', '.join(prices.pricing)} (named in each cell), per GPU, whole "
                   "offering (host included), comparable offers:", "",
-                  matrix_markdown(steady, show_pricing=True), ""]
+                  matrix_markdown(steady, show_pricing=True, unit=unit), ""]
     else:
         parts += ["No comparable offers in the warehouse.", ""]
     cheap = cheapest_cells(prices, INTERRUPTIBLE_PRICING)
     if cheap.height:
         parts += ["Spot and interruptible capacity (pricing named in each cell):", "",
-                  matrix_markdown(cheap, show_pricing=True), ""]
+                  matrix_markdown(cheap, show_pricing=True, unit=unit), ""]
     else:
         parts += ["No spot or interruptible prices in the warehouse.", ""]
     return "\n".join(parts)

@@ -1,7 +1,9 @@
 """`explain`: how a printed number was made, down to the captures it came from.
 
 Each function returns plain text lines: the offers that counted (source, capture id,
-observed time), the ones left out and why, and the arithmetic.
+observed time), the ones left out and why, and the arithmetic. `unit`: every amount in that
+money (warehouse.fx.Unit: one currency at the ECB rate of the day explained), so the arithmetic
+still adds up; USD by default.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING, STALE_AFTER_H
-from reports.market.scenarios import Scenario, evaluate
+from reports.market.scenarios import Scenario, evaluate, plan_note
 from schemas.names import resolve_gpus
+from warehouse.fx import USD, Unit
 from warehouse.index.read import votes_of
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, MarketConfig, Prices, day_end, load_market_config
@@ -28,8 +31,17 @@ def _when(moment: datetime | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "never"
 
 
-def _usd(value: float) -> str:
-    return f"${value:.4f}"
+def _usd(value: float, unit: Unit = USD, digits: int = 4) -> str:
+    shown = unit.amount(value)
+    if shown is None:
+        return "–"
+    return f"{unit.currency} {shown:.{digits}f}" if unit.converting else f"${shown:.{digits}f}"
+
+
+def _num(value: float, unit: Unit) -> str:
+    """An amount in the arithmetic, without its sign."""
+    shown = unit.amount(value)
+    return "–" if shown is None else f"{shown:.4f}"
 
 
 def _offer(r: dict[str, object]) -> str:
@@ -41,21 +53,23 @@ def _provenance(r: dict[str, object]) -> str:
     return f"source {r['source']}, capture {capture}, observed {_when(r['observed_at'])}"  # type: ignore[arg-type]
 
 
-def _per_gpu(r: dict[str, object]) -> str:
-    return (f"{_usd(r['price_usd_per_hour'])}/h / {r['gpu_count']:g} GPU = "  # type: ignore[arg-type]
-            f"{_usd(r['price_usd_per_gpu_hour'])}/GPU-h")  # type: ignore[arg-type]
+def _per_gpu(r: dict[str, object], unit: Unit) -> str:
+    return (f"{_usd(r['price_usd_per_hour'], unit)}/h / {r['gpu_count']:g} GPU = "  # type: ignore[arg-type]
+            f"{_usd(r['price_usd_per_gpu_hour'], unit)}/GPU-h")  # type: ignore[arg-type]
 
 
-def _why(r: dict[str, object], config: MarketConfig) -> str:
+def _why(r: dict[str, object], config: MarketConfig, unit: Unit) -> str:
     """Why an offer is not comparable, in words (warehouse.semantic EXCLUSIONS)."""
     reason = r["excluded"]
     if reason == "outlier":
         low = r["preliminary_usd"] / config.outlier_low_ratio  # type: ignore[operator]
         if r["price_usd_per_gpu_hour"] < low:  # type: ignore[operator]
-            return (f"outlier: below {_usd(low)} = preliminary {_usd(r['preliminary_usd'])}"  # type: ignore[arg-type]
+            return (f"outlier: below {_usd(low, unit)} = preliminary "
+                    f"{_usd(r['preliminary_usd'], unit)}"  # type: ignore[arg-type]
                     f" / {config.outlier_low_ratio:g}")
         high = r["preliminary_usd"] * config.outlier_high_ratio  # type: ignore[operator]
-        return (f"outlier: above {_usd(high)} = preliminary {_usd(r['preliminary_usd'])}"  # type: ignore[arg-type]
+        return (f"outlier: above {_usd(high, unit)} = preliminary "
+                f"{_usd(r['preliminary_usd'], unit)}"  # type: ignore[arg-type]
                 f" x {config.outlier_high_ratio:g}")
     if reason == "stale":
         return (f"stale: its source was last seen {_when(r['last_success_at'])}, more than "  # type: ignore[arg-type]
@@ -75,12 +89,13 @@ def _listed(rows: list[dict[str, object]], render: object) -> list[str]:
     return lines
 
 
-def _median_of(values: list[float]) -> str:
-    shown = ", ".join(f"{v:.4f}" for v in values[:12]) + (", ..." if len(values) > 12 else "")
+def _median_of(values: list[float], unit: Unit) -> str:
+    shown = ", ".join(_num(v, unit) for v in values[:12]) + (", ..." if len(values) > 12 else "")
     return f"median({shown})"
 
 
-def _stage_two(market: pl.DataFrame, providers: pl.DataFrame, segment: str) -> list[str]:
+def _stage_two(market: pl.DataFrame, providers: pl.DataFrame, segment: str,
+               unit: Unit) -> list[str]:
     row = market.filter(pl.col("segment") == segment).to_dicts()
     if not row:
         return []
@@ -88,23 +103,25 @@ def _stage_two(market: pl.DataFrame, providers: pl.DataFrame, segment: str) -> l
     chosen = providers if segment == "all" else providers.filter(pl.col("segment") == segment)
     values = sorted(chosen["median_usd_per_gpu_hour"].to_list())
     label = "across providers" if segment == "all" else f"segment {segment}"
-    median, low, high = (m["median_usd_per_gpu_hour"], m["min_usd_per_gpu_hour"],
-                         m["max_usd_per_gpu_hour"])
-    p25, p75 = m["p25_usd_per_gpu_hour"], m["p75_usd_per_gpu_hour"]
-    lines = [f"{label}: {_median_of(values)} = {median:.4f}",
-             f"  min {low:.4f}, p25 {p25:.4f}, p75 {p75:.4f}, max {high:.4f}; dispersion "
-             f"({p75:.4f} - {p25:.4f}) / {median:.4f} = {m['dispersion']:.2f}"]
+    median, low, high = (_num(m["median_usd_per_gpu_hour"], unit),
+                         _num(m["min_usd_per_gpu_hour"], unit),
+                         _num(m["max_usd_per_gpu_hour"], unit))
+    p25, p75 = _num(m["p25_usd_per_gpu_hour"], unit), _num(m["p75_usd_per_gpu_hour"], unit)
+    lines = [f"{label}: {_median_of(values, unit)} = {median}",
+             f"  min {low}, p25 {p25}, p75 {p75}, max {high}; dispersion "
+             f"({p75} - {p25}) / {median} = {m['dispersion']:.2f}"]
     if m["withheld_reason"]:
         lines.append(f"  two-stage median withheld: {m['withheld_reason']}")
     else:
-        lines.append(f"  two-stage median: {_usd(m['market_usd_per_gpu_hour'])}/GPU-hour "
+        lines.append(f"  two-stage median: {_usd(m['market_usd_per_gpu_hour'], unit)}"
+                     "/GPU-hour "
                      f"({m['providers']} providers, {m['offers']} offers; the offer "
                      "statistics beside the index, not the market price)")
     return lines
 
 
 def _index_lines(con: duckdb.DuckDBPyConnection, model: str, day: date,
-                 now: datetime | None) -> list[str]:
+                 now: datetime | None, unit: Unit) -> list[str]:
     """The market price itself: the day's on-demand index fixing per scope, and the votes of
     the all-provider one (warehouse/index, docs/index-methodology.md)."""
     fixings, votes, published = votes_of(con, day, [model], now=now, segment=None)
@@ -114,8 +131,9 @@ def _index_lines(con: duckdb.DuckDBPyConnection, model: str, day: date,
         if f["value"] is None:
             lines.append(f"  [{f['segment']}] no index: {f['withheld_reason']}")
             continue
-        lines.append(f"  [{f['segment']}] {_usd(f['value'])}/GPU-hour, band "
-                     f"{_usd(f['band_low'])}-{_usd(f['band_high'])}; panel {f['panel']} "
+        lines.append(f"  [{f['segment']}] {_usd(f['value'], unit)}/GPU-hour, band "
+                     f"{_usd(f['band_low'], unit)}-{_usd(f['band_high'], unit)}; panel "
+                     f"{f['panel']} "
                      f"({f['carried']} carried), {f['flagged']} kept out; method "
                      f"{f['method_version']}")
     main = fixings.filter(pl.col("segment") == ALL)["fixing_id"].to_list()
@@ -125,17 +143,18 @@ def _index_lines(con: duckdb.DuckDBPyConnection, model: str, day: date,
         for v in votes.filter(pl.col("fixing_id") == main[0]).sort("value").to_dicts():
             flags = f" [{', '.join(v['flags'])}]" if v["flags"] else ""
             note = f": {v['note']}" if v["note"] else ""
-            lines.append(f"  {v['provider']} [{v['provider_segment']}]: {v['value']:.4f} "
-                         f"sd {v['sd']:.4f} weight {v['weight']:.4f}{flags}{note}")
+            lines.append(f"  {v['provider']} [{v['provider_segment']}]: "
+                         f"{_num(v['value'], unit)} sd {_num(v['sd'], unit)} weight "
+                         f"{v['weight']:.4f}{flags}{note}")
     return lines
 
 
 def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: date, *,
                    now: datetime | None = None, config: MarketConfig | None = None,
                    segments: dict[str, str] | None = None,
-                   place: Place = EVERYWHERE) -> list[str]:
+                   place: Place = EVERYWHERE, unit: Unit = USD) -> list[str]:
     """How the market price of each model on `day` was made (as prices stood at its end), over
-    the offers in `place`."""
+    the offers in `place`; amounts in `unit`."""
     config = config or load_market_config()
     as_of = day_end(day, now or datetime.now(UTC))
     offers = Prices(con, as_of, config=config, segments=segments, place=place).offers().filter(
@@ -154,11 +173,12 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
                   f"{STALE_AFTER_H} h; outliers below 1/{config.outlier_low_ratio:g} or above "
                   f"{config.outlier_high_ratio:g}x the preliminary median",
                   f"counted ({len(counted)} offers):"]
-        lines += _listed(counted, lambda r: f"{_offer(r)}: {_per_gpu(r)}; {_provenance(r)}")
+        lines += _listed(counted, lambda r: f"{_offer(r)}: {_per_gpu(r, unit)}; "
+                         f"{_provenance(r)}")
         lines.append(f"excluded ({len(excluded)} offers):")
         lines += _listed(excluded, lambda r: f"{_offer(r)}: "
-                         f"{_usd(r['price_usd_per_gpu_hour'])}/GPU-h; {_why(r, config)}; "
-                         f"{_provenance(r)}")
+                         f"{_usd(r['price_usd_per_gpu_hour'], unit)}/GPU-h; "
+                         f"{_why(r, config, unit)}; {_provenance(r)}")
         mine_providers = providers.filter(pl.col("gpu_model") == model)
         lines.append("per-provider medians:")
         for p in mine_providers.to_dicts():
@@ -166,20 +186,20 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
                             if o["provider"] == p["provider"])
             carried = (f" (carried forward {p['carried_days']} day(s))"
                        if p["carried_days"] else "")
-            lines.append(f"  {p['provider']} [{p['segment']}]: {_median_of(values)} = "
-                         f"{p['median_usd_per_gpu_hour']:.4f}{carried}")
+            lines.append(f"  {p['provider']} [{p['segment']}]: {_median_of(values, unit)} = "
+                         f"{_num(p['median_usd_per_gpu_hour'], unit)}{carried}")
         model_market = market.filter(pl.col("gpu_model") == model)
         for segment in model_market["segment"].to_list():
-            lines += _stage_two(model_market, mine_providers, segment)
-        lines += _index_lines(con, model, day, now)
+            lines += _stage_two(model_market, mine_providers, segment, unit)
+        lines += _index_lines(con, model, day, now, unit)
         lines.append("")
     return lines or [f"no offers of {', '.join(gpu_models)} stood at {_when(as_of)}"]
 
 
 def explain_cheapest(prices: Prices, gpu_models: list[str],
-                     pricing: tuple[str, ...] | None = None) -> list[str]:
+                     pricing: tuple[str, ...] | None = None, unit: Unit = USD) -> list[str]:
     """The answer of `gpuprices cheapest --gpu ...` and every cheaper offer it passed over,
-    with the rule that left each one out."""
+    with the rule that left each one out; amounts in `unit`."""
     chosen = pricing or prices.pricing
     offers = prices.offers(chosen).filter(pl.col("gpu_model").is_in(gpu_models)).sort(
         Prices.ORDER)
@@ -191,33 +211,37 @@ def explain_cheapest(prices: Prices, gpu_models: list[str],
     answer = counted.row(0, named=True)
     carried = (f" (carried forward {answer['carried_days']} day(s))"
                if answer["carried_days"] else "")
-    lines = [head, f"answer: {_offer(answer)} [{answer['gpu_model']}]: {_per_gpu(answer)}"
+    lines = [head, f"answer: {_offer(answer)} [{answer['gpu_model']}]: "
+             f"{_per_gpu(answer, unit)}"
              + carried, f"  {_provenance(answer)}"]
     cheaper = offers.filter(pl.col("excluded").is_not_null() & (
         pl.col("price_usd_per_gpu_hour") < answer["price_usd_per_gpu_hour"])).to_dicts()
     lines.append(f"cheaper offers passed over ({len(cheaper)}):")
     config = prices.config or load_market_config()
     lines += _listed(cheaper, lambda r: f"{_offer(r)} [{r['gpu_model']}]: "
-                     f"{_usd(r['price_usd_per_gpu_hour'])}/GPU-h; {_why(r, config)}; "
-                     f"{_provenance(r)}")
+                     f"{_usd(r['price_usd_per_gpu_hour'], unit)}/GPU-h; "
+                     f"{_why(r, config, unit)}; {_provenance(r)}")
     return lines
 
 
 def explain_scenario(prices: Prices, scenario: Scenario,
-                     plans: pl.DataFrame | None) -> list[str]:
-    """Each platform's cost in a scenario: the offer it rests on and hours x $/GPU-hour."""
+                     plans: pl.DataFrame | None, unit: Unit = USD) -> list[str]:
+    """Each platform's cost in a scenario: the offer it rests on and hours x $/GPU-hour
+    (amounts in `unit`)."""
     rows = evaluate(prices, scenario, plans)
     chosen = scenario.pricing or prices.pricing
     lines = [f"scenario {scenario.name}: {scenario.title} ({scenario.hours:g} hours"
              + (f" on {scenario.reference_gpu}, scaled by bf16 TFLOPS" if scenario.reference_gpu
                 else "") + f"), prices at {_when(prices.as_of)}",
-             "cost = hours x $/GPU-hour of each platform's cheapest comparable offer"]
+             unit.label("cost = hours x $/GPU-hour of each platform's cheapest comparable "
+                        "offer")]
     offers = prices.offers(chosen)
     by_offer = offers.rename({"provider": "platform"})
     for r in rows.to_dicts():
         if r["pricing"] == "plan":
-            lines.append(f"  {r['platform']} {r['offering']}: plan, ${r['cost_usd']:.2f} "
-                         f"({r['note']}); static data (schemas/plans.csv)")
+            lines.append(f"  {r['platform']} {r['offering']}: plan, "
+                         f"{_usd(r['cost_usd'], unit, 2)} "
+                         f"({plan_note(r, unit)}); static data (schemas/plans.csv)")
             continue
         match = by_offer.filter((pl.col("platform") == r["platform"])
                                 & (pl.col("offering") == r["offering"])
@@ -225,7 +249,8 @@ def explain_scenario(prices: Prices, scenario: Scenario,
                                 & (pl.col("pricing") == r["pricing"])).to_dicts()
         source = f"; {_provenance(match[0])}" if match else ""
         lines.append(f"  {r['platform']} {r['offering']} [{r['gpu_model']}, {r['pricing']}]: "
-                     f"{r['hours']:g} h x {_usd(r['usd_per_gpu_hour'])} = ${r['cost_usd']:.2f}"
+                     f"{r['hours']:g} h x {_usd(r['usd_per_gpu_hour'], unit)} = "
+                     f"{_usd(r['cost_usd'], unit, 2)}"
                      f" ({r['price_status']}){source}")
     left_out = offers.filter(pl.col("excluded").is_not_null())
     if scenario.gpus:

@@ -14,6 +14,7 @@ import re
 import polars as pl
 
 from reports.markdown import money, number, table
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["GB_PER_BILLION", "MODEL_SIZES_B", "fit_matrix", "fit_section", "fitting_offers",
@@ -80,7 +81,7 @@ def fit_matrix(prices: Prices, sizes: tuple[float, ...] = MODEL_SIZES_B,
         "gpu_count": pl.Float64, "total_vram_gb": pl.Float64, "price_usd_per_hour": pl.Float64})
 
 
-def fit_section(prices: Prices) -> str:
+def fit_section(prices: Prices, unit: Unit = USD) -> str:
     rules = ", ".join(f"{m} {lo:g}–{hi:g}" for m, (lo, hi) in GB_PER_BILLION.items())
     parts = ["## 6. Which GPU fits", "",
              f"VRAM needed = params (B) x GB per billion (upper end of: {rules}) + "
@@ -88,12 +89,13 @@ def fit_section(prices: Prices) -> str:
              "(GPUs x memory) is enough; cost is the whole offering per hour.", ""]
     frame = fit_matrix(prices)
     parts.append(table(
-        ["model", "method", "VRAM needed", "cheapest fit", "GPUs", "total VRAM", "$/hour"],
+        ["model", "method", "VRAM needed", "cheapest fit", "GPUs", "total VRAM",
+         unit.label("$/hour")],
         [[f"{number(r['params_b'])}B", r["method"], f"{number(r['vram_needed_gb'])} GB",
           f"{r['provider']} {r['offering']}" if r["provider"] else "no offer fits",
           f"{number(r['gpu_count'])}x {r['gpu_model']}" if r["gpu_model"] else "–",
           f"{number(r['total_vram_gb'])} GB" if r["total_vram_gb"] else "–",
-          money(r["price_usd_per_hour"])] for r in frame.to_dicts()],
+          money(r["price_usd_per_hour"], unit=unit)] for r in frame.to_dicts()],
         [False, False, True, False, False, True, True],
     ))
     parts.append("")

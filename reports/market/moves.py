@@ -18,6 +18,7 @@ import duckdb
 import polars as pl
 
 from reports.markdown import money, pct, table
+from warehouse.fx import USD, Unit
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic_market import coverage_changes, market_moves
 
@@ -56,21 +57,22 @@ def week_moves(con: duckdb.DuckDBPyConnection, day: date, *, period: str = "week
                          gpu_models=gpu_models, place=place, now=now)
 
 
-def market_moves_markdown(moves: Moves, *, limit: int = 15) -> list[str]:
-    """The week-over-week report lines: matched moves (drops first), then coverage changes."""
+def market_moves_markdown(moves: Moves, *, limit: int = 15, unit: Unit = USD) -> list[str]:
+    """The week-over-week report lines: matched moves (drops first), then coverage changes;
+    amounts in `unit` (the rate of the later day, as `market-moves --currency`)."""
     published = moves.published()
     moved = published.filter(pl.col("pct_change") != 0)
     withheld = moves.moves.filter(pl.col("withheld_reason").is_not_null())
     parts = [f"### Market price moves since {moves.old_day} (matched providers)", "",
-             "Median $/GPU-hour over the providers that quote the GPU on both days (the "
-             "market rule of warehouse/market.toml, segment all); a provider carried forward "
-             "from its last seen prices (its source failed) is named. "
+             unit.label("Median $/GPU-hour") + " over the providers that quote the GPU on "
+             "both days (the market rule of warehouse/market.toml, segment all); a provider "
+             "carried forward from its last seen prices (its source failed) is named. "
              f"{published.height - moved.height} models did not move.", ""]
     parts.append(table(
         ["GPU", "matched providers", "old", "new", "change", "median provider change",
          "down / up", "carried forward"],
-        [[r["gpu_model"], r["matched"], money(r["old_usd_per_gpu_hour"]),
-          money(r["new_usd_per_gpu_hour"]),
+        [[r["gpu_model"], r["matched"], money(r["old_usd_per_gpu_hour"], unit=unit),
+          money(r["new_usd_per_gpu_hour"], unit=unit),
           pct(r["pct_change"]), pct(r["median_provider_pct"]),
           f"{r['providers_down']} / {r['providers_up']}", ", ".join(r["carried"]) or "–"]
          for r in moved.head(limit).to_dicts()],
@@ -82,9 +84,9 @@ def market_moves_markdown(moves: Moves, *, limit: int = 15) -> list[str]:
     coverage = moves.coverage
     parts += ["", "### Coverage changes (not price moves)", ""]
     parts.append(table(
-        ["GPU", "provider", "segment", "change", "$/GPU-h"],
+        ["GPU", "provider", "segment", "change", unit.label("$/GPU-h")],
         [[r["gpu_model"], r["provider"], r["segment"], r["change"],
-          money(r["median_usd_per_gpu_hour"])] for r in coverage.head(limit).to_dicts()],
+          money(r["median_usd_per_gpu_hour"], unit=unit)] for r in coverage.head(limit).to_dicts()],
         [False, False, False, False, True]) if coverage.height else "None.")
     if coverage.height > limit:
         parts.append(f"\n({coverage.height - limit} more.)")

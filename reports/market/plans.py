@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, number, table
+from warehouse.fx import USD, Unit
 
 WEEKS_PER_MONTH = 52 / 12
 
@@ -28,22 +29,23 @@ def effective_plans(plans: pl.DataFrame) -> pl.DataFrame:
     ).sort("provider", "usd_per_month", "plan")
 
 
-def plans_section(plans: pl.DataFrame | None) -> str:
+def plans_section(plans: pl.DataFrame | None, unit: Unit = USD) -> str:
     parts = ["## 8. Plans and free tiers", ""]
     if plans is None:
         return "\n".join([*parts, "No plans data: this warehouse has no `plan` table yet.", ""])
     if plans.height == 0:
         return "\n".join([*parts, "No plans data: the `plan` table is empty.", ""])
     rows = effective_plans(plans)
-    parts += ["Effective $/GPU-hour = monthly price / GPU-hours included per month "
+    parts += [unit.label("Effective $/GPU-hour") + " = monthly price / GPU-hours included per "
+              "month "
               "(compute units / units per GPU-hour, or weekly quota x 52/12); "
               "– where the plan states no quota.", ""]
     parts.append(table(
-        ["provider", "plan", "$/month", "GPU", "GPU-h/week", "session limit h",
-         "GPU-h/month", "effective $/GPU-h", "as of"],
-        [[r["provider"], r["plan"], money(r["usd_per_month"]), r["gpu_model"] or "–",
+        ["provider", "plan", unit.label("$/month"), "GPU", "GPU-h/week", "session limit h",
+         "GPU-h/month", unit.label("effective $/GPU-h"), "as of"],
+        [[r["provider"], r["plan"], money(r["usd_per_month"], unit=unit), r["gpu_model"] or "–",
           number(r["gpu_hours_per_week"]), number(r["session_limit_h"]),
-          number(r["gpu_hours_per_month"]), money(r["usd_per_gpu_hour"]), r["as_of"]]
+          number(r["gpu_hours_per_month"]), money(r["usd_per_gpu_hour"], unit=unit), r["as_of"]]
          for r in rows.to_dicts()],
         [False, False, True, False, True, True, True, True, False],
     ))

@@ -14,6 +14,7 @@ import polars as pl
 from contract import IN_STOCK
 from reports.markdown import money, table
 from schemas.tiers import Tier, load_tiers, tier_expr
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["cheapest_offers", "rankings_section", "stock_word", "tiers_by_name", "top_per_tier"]
@@ -59,7 +60,7 @@ def stock_word(state: str | None) -> str:
     return {"out_of_stock": "out of stock", "unknown": "?", None: "?"}.get(state, str(state))
 
 
-def rankings_section(prices: Prices, tiers: list[Tier] | None = None) -> str:
+def rankings_section(prices: Prices, tiers: list[Tier] | None = None, unit: Unit = USD) -> str:
     tiers = tiers or load_tiers()
     ranked = top_per_tier(prices, tiers=tiers)
     parts = ["## 3. Cheapest GPU per tier", "",
@@ -73,10 +74,11 @@ def rankings_section(prices: Prices, tiers: list[Tier] | None = None) -> str:
             parts += ["No offers in this tier.", ""]
             continue
         parts.append(table(
-            ["#", "GPU", "provider", "offering", "region", "pricing", "$/GPU-h", "$/GB-VRAM-h",
-             "stock"],
+            ["#", "GPU", "provider", "offering", "region", "pricing", unit.label("$/GPU-h"),
+             unit.label("$/GB-VRAM-h"), "stock"],
             [[r["rank"], r["gpu_model"], r["provider"], r["offering"], r["region"], r["pricing"],
-              money(r["usd_per_gpu_hour"]), money(r["usd_per_gb_vram_hour"], digits=4),
+              money(r["usd_per_gpu_hour"], unit=unit),
+              money(r["usd_per_gb_vram_hour"], digits=4, unit=unit),
               stock_word(r["stock"])]
              for r in rows.to_dicts()],
             [True, False, False, False, False, False, True, True, False],

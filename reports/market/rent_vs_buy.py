@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from reports.markdown import money, number, table
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["HOURS_PER_DAY_OF_USE", "USD_PER_KWH", "break_even", "cheapest_rental",
@@ -46,7 +47,7 @@ def break_even(ownership: pl.DataFrame, prices: Prices,
 
 
 def rent_vs_buy_section(ownership: pl.DataFrame | None, prices: Prices,
-                        tco: str | None = None) -> str:
+                        tco: str | None = None, unit: Unit = USD) -> str:
     """`tco`: the full cost of ownership subsection (reports.market.tco.tco_section), first."""
     parts = ["## 7. Rent vs buy", ""]
     if tco:
@@ -54,16 +55,17 @@ def rent_vs_buy_section(ownership: pl.DataFrame | None, prices: Prices,
     if ownership is None or ownership.height == 0:
         return "\n".join([*parts, "No ownership data: this warehouse has no `gpu_ownership` "
                           "rows yet.", ""])
-    parts += [f"Break-even hours = purchase price / (cheapest rental $/GPU-hour − power "
-              f"$/hour); power at ${USD_PER_KWH:.2f}/kWh. Months assume "
+    parts += [unit.label("Break-even hours = purchase price / (cheapest rental $/GPU-hour − "
+                         "power $/hour)") + f"; power at {money(USD_PER_KWH, unit=unit)}/kWh. "
+              "Months assume "
               f"{HOURS_PER_DAY_OF_USE:g} h of use a day.", ""]
     rows = break_even(ownership, prices)
     parts.append(table(
-        ["GPU", "purchase", "power W", "power $/h", "cheapest rental", "break-even hours",
-         "months at 8 h/day"],
-        [[r["gpu_model"], money(r["purchase_usd"], digits=0), number(r["power_watts"]),
-          money(r["power_usd_per_hour"], digits=3),
-          (f"{money(r['rent_usd_per_hour'])} ({r['rent_provider']})"
+        ["GPU", "purchase", "power W", unit.label("power $/h"), "cheapest rental",
+         "break-even hours", "months at 8 h/day"],
+        [[r["gpu_model"], money(r["purchase_usd"], digits=0, unit=unit), number(r["power_watts"]),
+          money(r["power_usd_per_hour"], digits=3, unit=unit),
+          (f"{money(r['rent_usd_per_hour'], unit=unit)} ({r['rent_provider']})"
            if r["rent_usd_per_hour"] is not None else "not rented anywhere"),
           ("–" if r["rent_usd_per_hour"] is None else
            "never" if r["break_even_hours"] is None else number(r["break_even_hours"])),

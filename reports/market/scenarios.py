@@ -16,10 +16,11 @@ from reports.markdown import money, number, table
 from reports.market.plans import effective_plans
 from schemas.gpus import spec_of
 from schemas.names import resolve_gpus
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["COLUMNS", "SCENARIOS_PATH", "Scenario", "evaluate", "load_scenarios",
-           "price_status", "scenario_table", "scenarios_section"]
+           "plan_note", "price_status", "scenario_table", "scenarios_section"]
 
 SCENARIOS_PATH = Path(__file__).with_name("scenarios.toml")
 COLUMNS = ("platform", "gpu_model", "offering", "pricing", "hours", "usd_per_gpu_hour",
@@ -132,13 +133,21 @@ def evaluate(prices: Prices, scenario: Scenario,
         "cost_usd", "platform", "offering").select(COLUMNS)
 
 
-def scenario_table(rows: pl.DataFrame) -> str:
+def plan_note(r: dict[str, object], unit: Unit) -> str:
+    """A plan's note names its monthly price: in `unit` when it is not USD."""
+    note = str(r["note"] or "")
+    if unit.converting and r["pricing"] == "plan" and note.startswith("plan: $"):
+        return f"plan: {money(r['cost_usd'], unit=unit)}/month"  # type: ignore[arg-type]
+    return note
+
+
+def scenario_table(rows: pl.DataFrame, unit: Unit = USD) -> str:
     return table(
-        ["platform", "GPU", "offering", "pricing", "hours", "$/GPU-h", "cost",
+        ["platform", "GPU", "offering", "pricing", "hours", unit.label("$/GPU-h"), "cost",
          "savings vs most expensive", "price"],
         [[r["platform"], r["gpu_model"] or "–", r["offering"], r["pricing"], number(r["hours"], 2),
-          money(r["usd_per_gpu_hour"]), money(r["cost_usd"])
-          + (f" ({r['note']})" if r["note"] else ""),
+          money(r["usd_per_gpu_hour"], unit=unit), money(r["cost_usd"], unit=unit)
+          + (f" ({plan_note(r, unit)})" if r["note"] else ""),
           "–" if r["savings_pct"] is None else f"{r['savings_pct']:.0f}%", r["price_status"]]
          for r in rows.to_dicts()],
         [False, False, False, False, True, True, True, True, False],
@@ -146,9 +155,10 @@ def scenario_table(rows: pl.DataFrame) -> str:
 
 
 def scenarios_section(prices: Prices, plans: pl.DataFrame | None,
-                      scenarios: list[Scenario] | None = None) -> str:
+                      scenarios: list[Scenario] | None = None, unit: Unit = USD) -> str:
     parts = ["## 5. Cost scenarios", "",
-             "cost = GPU-hours x $/GPU-hour of each platform's cheapest comparable offer "
+             unit.label("cost = GPU-hours x $/GPU-hour") + " of each platform's cheapest "
+             "comparable offer "
              f"(pricing {', '.join(prices.pricing)} unless a scenario names its own). Where a "
              "reference GPU is given, the job takes hours x bf16_tflops(reference) / "
              "bf16_tflops(GPU) on another GPU. Scenarios live in "
@@ -159,7 +169,7 @@ def scenarios_section(prices: Prices, plans: pl.DataFrame | None,
         if rows.height == 0:
             parts += ["No matching offers in the warehouse.", ""]
             continue
-        parts += [scenario_table(rows), ""]
+        parts += [scenario_table(rows, unit), ""]
     if plans is None:
         parts += ["(No plans data: free tiers and plans are not included.)", ""]
     return "\n".join(parts)

@@ -27,6 +27,7 @@ import polars as pl
 
 from reports.markdown import money, table
 from reports.market.rent_vs_buy import cheapest_rental
+from warehouse.fx import USD, Unit
 from warehouse.semantic import ALL, Prices
 
 __all__ = ["SERVERS_CSV", "TCO_TOML", "Assumptions", "break_even_utilization", "load_assumptions",
@@ -181,12 +182,14 @@ def tco_sheet(server: dict[str, object], a: Assumptions, rent: float | None) -> 
     ]
 
 
-def tco_section(rows: pl.DataFrame, a: Assumptions) -> str:
-    """The report's full cost of ownership table (a subsection of rent vs buy)."""
+def tco_section(rows: pl.DataFrame, a: Assumptions, unit: Unit = USD) -> str:
+    """The report's full cost of ownership table (a subsection of rent vs buy); amounts in
+    `unit` (the assumptions are USD: converted at the same rate)."""
     parts = ["### Full cost of ownership (server, power, colocation, operations)", "",
              f"{a.depreciation_years:g}-year write-off at {a.cost_of_capital:.0%} cost of "
-             f"capital, power at ${a.usd_per_kwh:.2f}/kWh x PUE {a.pue:g}, colocation "
-             f"${a.colocation_usd_per_kw_month:g}/kW-month, operations "
+             f"capital, power at {money(a.usd_per_kwh, unit=unit)}/kWh x PUE {a.pue:g}, "
+             f"colocation {money(a.colocation_usd_per_kw_month, unit=unit)}/kW-month, "
+             "operations "
              f"{a.operations_share:.0%} of the price a year, {a.utilization:.0%} utilization "
              "(reports/market/tco.toml; servers: schemas/server_prices.csv).", ""]
     if rows.height == 0:
@@ -196,12 +199,13 @@ def tco_section(rows: pl.DataFrame, a: Assumptions) -> str:
         return "never" if value is None else f"{value:.0%}"
 
     parts.append(table(
-        ["server", "price", "$/h owned", "$/useful GPU-h", "market", "break-even util.",
+        ["server", "price", unit.label("$/h owned"), unit.label("$/useful GPU-h"), "market",
+         "break-even util.",
          "payback month", "cheapest rental", "break-even util.", "payback month"],
-        [[f"{r['gpus']} x {r['gpu_model']}", money(r["server_usd"], digits=0),
-          money(r["total_usd_h"]), money(r["usd_per_useful_gpu_hour"]),
-          money(r["market_usd_per_gpu_hour"]), util(r["break_even_util_vs_market"]),
-          r["payback_month_vs_market"] or "never", money(r["cheapest_rental_usd"]),
+        [[f"{r['gpus']} x {r['gpu_model']}", money(r["server_usd"], digits=0, unit=unit),
+          money(r["total_usd_h"], unit=unit), money(r["usd_per_useful_gpu_hour"], unit=unit),
+          money(r["market_usd_per_gpu_hour"], unit=unit), util(r["break_even_util_vs_market"]),
+          r["payback_month_vs_market"] or "never", money(r["cheapest_rental_usd"], unit=unit),
           util(r["break_even_util_vs_cheapest"]), r["payback_month_vs_cheapest"] or "never"]
          for r in rows.to_dicts()],
         [False, True, True, True, True, True, True, True, True, True]))

@@ -12,6 +12,7 @@ import polars as pl
 
 from reports.markdown import money, table
 from schemas.gpus import load_catalog
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["METRICS", "price_performance", "value_section"]
@@ -52,20 +53,22 @@ def price_performance(prices: Prices, metric: str = "pflop",
     )
 
 
-def value_section(prices: Prices, limit: int = 10) -> str:
+def value_section(prices: Prices, limit: int = 10, unit: Unit = USD) -> str:
     parts = ["## 10. Price-performance", "",
-             "The best offers per unit: $/PFLOP-hour of dense BF16 (catalog), $/GB-VRAM-hour "
-             "and $/(TB/s)-hour of memory bandwidth, over the comparable offers (the offers the "
+             unit.label("The best offers per unit: $/PFLOP-hour of dense BF16 (catalog), "
+                        "$/GB-VRAM-hour and $/(TB/s)-hour of memory bandwidth")
+             + ", over the comparable offers (the offers the "
              "market price counts). One row per GPU model "
              "(its best offer).", ""]
     for metric, (column, header) in METRICS.items():
         ranked = price_performance(prices, metric).group_by("gpu_model", maintain_order=True
                                                             ).first().head(limit)
-        parts += [f"### Best {header}", ""]
+        parts += [f"### Best {unit.label(header)}", ""]
         parts.append(table(
-            ["GPU", "provider", "offering", "$/GPU-h", header],
-            [[r["gpu_model"], r["provider"], r["offering"], money(r["usd_per_gpu_hour"]),
-              money(r[column], digits=4 if metric == "vram" else 2)]
+            ["GPU", "provider", "offering", unit.label("$/GPU-h"), unit.label(header)],
+            [[r["gpu_model"], r["provider"], r["offering"],
+              money(r["usd_per_gpu_hour"], unit=unit),
+              money(r[column], digits=4 if metric == "vram" else 2, unit=unit)]
              for r in ranked.to_dicts()], [False, False, False, True, True])
             if ranked.height else "No offers.")
         parts.append("")

@@ -12,6 +12,7 @@ import polars as pl
 
 from reports.markdown import money, table
 from schemas.regions import GEOGRAPHIES
+from warehouse.fx import USD, Unit
 from warehouse.index.read import market_view
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
@@ -55,23 +56,25 @@ def market_by_geo(con: duckdb.DuckDBPyConnection, day: date, *,
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame()
 
 
-def market_section(market: pl.DataFrame) -> str:
+def market_section(market: pl.DataFrame, unit: Unit = USD) -> str:
     """The report's market price table: one row per GPU model quoted by any provider
     (`market`: the day's rows of every segment)."""
     overall = market.filter(pl.col("segment") == ALL)
+    rate = unit.usd_per_unit or float("nan")  # no rate: no amount (every money cell is –)
     by_segment = (market.filter((pl.col("segment") != ALL)
                                 & pl.col(MARKET).is_not_null())
                   .sort("segment")
                   .group_by("gpu_model", maintain_order=True)
                   .agg(pl.format("{} {}", pl.col("segment"),
-                                 pl.col(MARKET).round(2)).str.join(", ")
+                                 (pl.col(MARKET) / rate).round(2)).str.join(", ")
                        .alias("segments")))
     rows = overall.join(by_segment, on="gpu_model", how="left").sort(
         pl.col(MARKET).is_null(), pl.col("providers"), "gpu_model",
         descending=[False, True, False])
     parts = ["## 9. Market price per GPU", "",
              "The on-demand GPU price index of the day (docs/index-methodology.md): one vote "
-             "per provider (its median $/GPU-hour over its fresh comparable offers), screened "
+             "per provider (its median " + unit.label("$/GPU-hour") + " over its fresh "
+             "comparable offers), screened "
              "(plausibility band, uncorroborated jumps, the provider's own outliers), weighted "
              "by attendance, the weighted mean of the central third of the votes; band = the "
              "5-95 % bootstrap band over providers. min and max are the lowest and highest "
@@ -83,10 +86,12 @@ def market_section(market: pl.DataFrame) -> str:
     parts.append(table(
         ["GPU", "market", "min", "band", "p25-p75", "providers", "offers", "segments",
          "withheld because"],
-        [[r["gpu_model"], money(r[MARKET]), money(r["min_usd_per_gpu_hour"]),
-          f"{money(r['band_low_usd_per_gpu_hour'])}-{money(r['band_high_usd_per_gpu_hour'])}"
+        [[r["gpu_model"], money(r[MARKET], unit=unit), money(r["min_usd_per_gpu_hour"], unit=unit),
+          f"{money(r['band_low_usd_per_gpu_hour'], unit=unit)}-"
+          f"{money(r['band_high_usd_per_gpu_hour'], unit=unit)}"
           if r[MARKET] is not None else "–",
-          f"{money(r['p25_usd_per_gpu_hour'])}-{money(r['p75_usd_per_gpu_hour'])}",
+          f"{money(r['p25_usd_per_gpu_hour'], unit=unit)}-"
+          f"{money(r['p75_usd_per_gpu_hour'], unit=unit)}",
           r["providers"], r["offers"],
           r["segments"] or "–", r["withheld_reason"] or ""] for r in rows.to_dicts()],
         [False, True, True, True, True, True, True, False, False]))

@@ -7,6 +7,7 @@ import polars as pl
 
 from reports.markdown import money, table
 from reports.market.moves import Moves, market_moves_markdown
+from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["OFFER_KEY", "changes_section", "offering_diff"]
@@ -24,27 +25,34 @@ def offering_diff(old: Prices, new: Prices) -> tuple[pl.DataFrame, pl.DataFrame]
     return appeared.sort(*OFFER_KEY), vanished.sort(*OFFER_KEY)
 
 
-def _offer_rows(frame: pl.DataFrame, limit: int) -> list[list[object]]:
+def _offer_rows(frame: pl.DataFrame, limit: int, unit: Unit) -> list[list[object]]:
     return [[r["provider"], r["offering"], r["region"], r["pricing"], r["gpu_model"],
-             money(r["price_usd_per_gpu_hour"])] for r in frame.head(limit).to_dicts()]
+             money(r["price_usd_per_gpu_hour"], unit=unit)] for r in frame.head(limit).to_dicts()]
 
 
 def changes_section(old: Prices, new: Prices, moves: Moves, *, week_ago_label: str,
-                    chart_files: list[str], limit: int = 10) -> str:
-    """`old`, `new`: the prices a week apart; `moves`: the market's moves between their days."""
+                    chart_files: list[str], limit: int = 10, units: tuple[Unit, Unit] = (USD, USD)
+                    ) -> str:
+    """`old`, `new`: the prices a week apart; `moves`: the market's moves between their days;
+    `units`: the money of the old day and of the new (a vanished offering is priced at the
+    rate of the day it was last quoted, a new one and the market's moves at the new day's)."""
+    old_unit, unit = units
     parts = ["## 4. Week over week", ""]
     if old.offers().height == 0:
         parts += [f"No prices stored as of {week_ago_label}: week-over-week changes need at "
                   "least a week of history.", ""]
     else:
-        parts += market_moves_markdown(moves)
+        parts += market_moves_markdown(moves, unit=unit)
         appeared, vanished = offering_diff(old, new)
-        headers = ["provider", "offering", "region", "pricing", "GPU", "$/GPU-h"]
-        for title, frame in (("New offerings", appeared), ("Vanished offerings", vanished)):
+        headers = ["provider", "offering", "region", "pricing", "GPU", unit.label("$/GPU-h")]
+        for title, frame, shown in (("New offerings", appeared, unit),
+                                    ("Vanished offerings", vanished, old_unit)):
             more = f" (first {limit} of {frame.height})" if frame.height > limit else ""
             parts += [f"### {title}{more}", ""]
-            parts.append(table(headers, _offer_rows(frame, limit),
+            parts.append(table(headers, _offer_rows(frame, limit, shown),
                                [False] * 5 + [True]) if frame.height else "None.")
+            if frame.height and shown.usd_per_unit is None:
+                parts.append(f"\nPrices held out: {shown.note}.")
             parts.append("")
     if chart_files:
         parts += ["### Cheapest comparable offer per day", ""]

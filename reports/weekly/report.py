@@ -3,6 +3,13 @@
 `build_report(con, as_of=..., week=...)` is pure apart from reading the connection and
 writing the chart PNGs into `chart_dir`; the caller passes the clock in (`as_of`), so a fixed
 warehouse always gives the same report.
+
+`currency` (e.g. 'EUR'): every amount in that currency at the ECB reference rate of its own
+day (warehouse.fx): the report's day for what stands now (and the market's moves, as
+`market-moves --currency`), the week-ago day for offerings that vanished, each chart point
+its own day (a day without a rate is held out of the chart, and said). The report's own day
+without a rate: NoRateError, no report. Its files are named for it (`2026-W47.EUR.md`, beside
+the USD `2026-W47.md`, never over it).
 """
 
 from __future__ import annotations
@@ -36,14 +43,20 @@ from reports.market.value import value_section
 from reports.market.values import market_of, market_section
 from reports.queries import reference_table, refresh_runs
 from reports.weekly.changes import changes_section
+from schemas.fx import MAX_RATE_AGE_DAYS, no_rate_reason
 from schemas.tiers import Tier
+from warehouse.fx import Unit, in_currency, unit_of
 from warehouse.semantic import Prices
 from warehouse.semantic_daily import cheapest_history
 
-__all__ = ["HISTORY_DAYS", "WeeklyReport", "artifact_key", "build_report", "report_as_of",
-           "week_label", "write_report"]
+__all__ = ["HISTORY_DAYS", "NoRateError", "WeeklyReport", "artifact_key", "build_report",
+           "file_stem", "report_as_of", "week_label", "write_report"]
 
 HISTORY_DAYS = 90
+
+
+class NoRateError(ValueError):
+    """The report's day has no rate for the currency asked for (within 7 days)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +65,32 @@ class WeeklyReport:
     as_of: datetime
     markdown: str
     charts: list[Path] = field(default_factory=list)
+    currency: str = "USD"
+
+
+def file_stem(week: str, currency: str | None = None) -> str:
+    """The report's file name without its extension: 2026-W47 (USD), 2026-W47.EUR."""
+    return week if currency in (None, "USD") else f"{week}.{currency}"
+
+
+def unit_of_report(con: duckdb.DuckDBPyConnection, currency: str | None, day: date) -> Unit:
+    """The money of the report's `day`; NoRateError (one line) when it has no rate."""
+    unit = unit_of(con, currency, day)
+    if unit.usd_per_unit is None:
+        raise NoRateError(f"no report in {currency}: {unit.note} (`gpuprices backfill ecb` "
+                          "stores the ECB rates)")
+    return unit
+
+
+def _chart_points(con: duckdb.DuckDBPyConnection, series: pl.DataFrame, unit: Unit
+                  ) -> tuple[pl.DataFrame, list[date]]:
+    """The chart's points in `unit`, each at its own day's rate, and the days held out for
+    want of a rate."""
+    if not unit.converting or series.height == 0:
+        return series, []
+    converted = in_currency(con, series, unit.currency, day_column="day")
+    held = converted.filter(pl.col("fx_rate").is_null())["day"].unique().sort().to_list()
+    return converted.filter(pl.col("fx_rate").is_not_null()).select(series.columns), held
 
 
 def week_label(moment: datetime) -> str:
@@ -139,12 +178,14 @@ def footer(con: duckdb.DuckDBPyConnection, prices: Prices, as_of: datetime) -> s
 def build_report(
     con: duckdb.DuckDBPyConnection, *, as_of: datetime, week: str | None = None,
     chart_dir: Path | None = None, tiers: list[Tier] | None = None,
-    scenarios: list[Scenario] | None = None,
+    scenarios: list[Scenario] | None = None, currency: str | None = None,
 ) -> WeeklyReport:
     week = week or week_label(as_of)
     prices = Prices(con, as_of)
     week_ago = as_of - timedelta(days=7)
     old_prices = Prices(con, week_ago)
+    unit = unit_of_report(con, currency, prices.day)
+    old_unit = unit_of(con, currency, old_prices.day)
     freshness = prices.freshness()
     plans = reference_table(con, "plan")
     ownership = reference_table(con, "gpu_ownership")
@@ -153,46 +194,75 @@ def build_report(
     assumptions = load_assumptions()
 
     charts: list[Path] = []
+    held_days: list[date] = []
     until: date = prices.day
     since = until - timedelta(days=HISTORY_DAYS)
     if chart_dir is not None:
         models = [m for group in series_models().values() for m in group]
         history = cheapest_history(con, models, since=since, until=until, per_model=True,
                                    now=as_of)
-        path = plot_daily(chart_series(history), chart_dir / f"{week}-cheapest.png",
-                          title=f"Cheapest $/GPU-hour per day (up to {HISTORY_DAYS} days to "
-                          f"{until})", since=since, until=until)
+        points, held_days = _chart_points(con, chart_series(history), unit)
+        path = plot_daily(points, chart_dir / f"{file_stem(week, currency)}-cheapest.png",
+                          title=unit.label(f"Cheapest $/GPU-hour per day (up to {HISTORY_DAYS} "
+                                           f"days to {until})")
+                          + (", each day at its ECB rate" if unit.converting else ""),
+                          since=since, until=until, ylabel=unit.label("$ / GPU-hour"))
         charts = [path] if path else []
 
     replayed = replay_note(con, sorted({*prices.run_ids(), *old_prices.run_ids()}))
+    money_note = (f"Prices in {unit.currency} per GPU-hour unless stated: {unit.currency} at "
+                  f"the ECB rate of each day. {unit.describe()} {_old_note(old_unit)} "
+                  f"{_held_note(held_days, unit.currency)}" if unit.converting
+                  else "Prices in USD per GPU-hour unless stated.")
     sections = [
-        f"# GPU prices: week {week}",
+        f"# GPU prices: week {week}" + (f" (in {unit.currency})" if unit.converting else ""),
         "",
-        f"As of {_when(as_of)}. Prices in USD per GPU-hour unless stated. {STALE_NOTE}",
+        f"As of {_when(as_of)}. {money_note.strip()} {STALE_NOTE}",
         "",
         *([replayed, ""] if replayed else []),
         freshness_section(freshness, prices.offers()),
-        comparison_section(prices),
-        rankings_section(prices, tiers),
+        comparison_section(prices, unit),
+        rankings_section(prices, tiers, unit),
         changes_section(old_prices, prices, week_moves(con, prices.day),
-                        week_ago_label=_when(week_ago), chart_files=[p.name for p in charts]),
-        scenarios_section(prices, plans, scenarios),
-        fit_section(prices),
+                        week_ago_label=_when(week_ago), chart_files=[p.name for p in charts],
+                        units=(old_unit, unit)),
+        scenarios_section(prices, plans, scenarios, unit),
+        fit_section(prices, unit),
         rent_vs_buy_section(ownership, prices, tco=tco_section(
-            tco_rows(load_servers(), assumptions, *yardsticks), assumptions)),
-        plans_section(plans),
-        market_section(market_now),
-        value_section(prices),
+            tco_rows(load_servers(), assumptions, *yardsticks), assumptions, unit), unit=unit),
+        plans_section(plans, unit),
+        market_section(market_now, unit),
+        value_section(prices, unit=unit),
         hard_to_get_section(con, as_of),
         footer(con, prices, as_of),
     ]
-    return WeeklyReport(week=week, as_of=as_of, markdown="\n".join(sections), charts=charts)
+    return WeeklyReport(week=week, as_of=as_of, markdown="\n".join(sections), charts=charts,
+                        currency=unit.currency)
+
+
+def _old_note(unit: Unit) -> str:
+    """The rate of the week-ago day (the vanished offerings' prices)."""
+    if unit.usd_per_unit is None:
+        return f"Vanished offerings: no amount ({unit.note})."
+    return (f"Vanished offerings at the rate of {unit.day}: 1 {unit.currency} = "
+            f"{unit.usd_per_unit:.6g} USD (of {unit.rate_date}).")
+
+
+def _held_note(days: list[date], currency: str) -> str:
+    """The chart's days without a rate (held out, never guessed)."""
+    if not days:
+        return ""
+    span = f"{days[0]}" if len(days) == 1 else f"{days[0]} to {days[-1]}"
+    return (f"Held out of the chart: {len(days)} day(s), {span}, with no {currency} rate "
+            f"within {MAX_RATE_AGE_DAYS} days of each ({no_rate_reason(currency, days[0])}).")
 
 
 def write_report(report: WeeklyReport, out_dir: Path) -> Path:
-    """Write `<week>.md` into out_dir (charts were written there by build_report)."""
+    """Write `<week>.md` (or `<week>.<CUR>.md`) into out_dir (charts were written there by
+    build_report)."""
     ensure_folder(out_dir)
-    return write_text_atomic(out_dir / f"{report.week}.md", report.markdown)
+    return write_text_atomic(out_dir / f"{file_stem(report.week, report.currency)}.md",
+                             report.markdown)
 
 
 def artifact_key(week: str) -> str:
