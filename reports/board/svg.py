@@ -81,8 +81,9 @@ def spread_ticks(low: float, high: float, count: int = 5) -> list[float]:
         return nice_ticks(high, count)
     step = nice_ticks(high - low, count)[1]
     start = math.floor(low / step) * step
+    # at least two ticks: every price on one tick (a lone $2.00) still needs a scale
     return [round(start + i * step, 10)
-            for i in range(math.ceil((high - start) / step - 1e-9) + 1)]
+            for i in range(max(1, math.ceil((high - start) / step - 1e-9)) + 1)]
 
 
 def _money_tick(value: float, currency: str = "USD") -> str:
