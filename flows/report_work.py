@@ -46,8 +46,10 @@ def artifact_markdown(report: WeeklyReport, board: Path | None, board_url: str |
     if board is None:
         return markdown
     if board_url:
+        # the board in another currency is served from its folder: board/EUR/<week>.html
+        page = board.name if report.currency == "USD" else f"{report.currency}/{board.name}"
         return (f"{markdown}\n[Price board for {report.week}]"
-                f"({board_url.rstrip('/')}/{board.name})\n")
+                f"({board_url.rstrip('/')}/{page})\n")
     return (f"{markdown}\nPrice board for {report.week}: `{board.resolve()}` on the machine "
             "that ran this flow (set GPUPRICES_BOARD_URL to where board/ is served to link it "
             "here).\n")
