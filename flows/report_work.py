@@ -20,16 +20,15 @@ def write_weekly_report(week: str | None, out_dir: str | None, warehouse: str | 
     """Build the report for `week` (default: the week of `now`, so far) and write it, and
     with `with_board` the HTML price board in board/ beside it; returns (report file, report,
     board page or None). `currency`: amounts in it at each day's ECB rate, written beside
-    the USD report (`<week>.EUR.md`), never over it; no board then (the board is USD)."""
+    the USD files (`<week>.EUR.md`, board/EUR/), never over them."""
     settings = load_settings(warehouse=warehouse)
     label, as_of = report_as_of(week, now)
     target = Path(out_dir) if out_dir else settings.reports_root
     with open_warehouse(settings.warehouse, read_only=True) as con:
         report = build_report(con, as_of=as_of, week=label, chart_dir=target,
                               currency=currency)
-        # The board is in USD: a report in another currency leaves it alone.
-        board = (build_board(con, target / "board", week=label, as_of=as_of).page
-                 if with_board and currency in (None, "USD") else None)
+        board = (build_board(con, target / "board", week=label, as_of=as_of,
+                             currency=currency).page if with_board else None)
     return write_report(report, target), report, board
 
 
@@ -47,8 +46,10 @@ def artifact_markdown(report: WeeklyReport, board: Path | None, board_url: str |
     if board is None:
         return markdown
     if board_url:
+        # the board in another currency is served from its folder: board/EUR/<week>.html
+        page = board.name if report.currency == "USD" else f"{report.currency}/{board.name}"
         return (f"{markdown}\n[Price board for {report.week}]"
-                f"({board_url.rstrip('/')}/{board.name})\n")
+                f"({board_url.rstrip('/')}/{page})\n")
     return (f"{markdown}\nPrice board for {report.week}: `{board.resolve()}` on the machine "
             "that ran this flow (set GPUPRICES_BOARD_URL to where board/ is served to link it "
             "here).\n")

@@ -86,7 +86,13 @@ def index(
     if ctx.invoked_subcommand:
         return
     from gpuprices.api import unit_on
-    from reports.index.tables import fixings_table, term_curve, votes_table
+    from reports.index.tables import (
+        INDEX_AMOUNTS,
+        VOTE_AMOUNTS,
+        fixings_table,
+        term_curve,
+        votes_table,
+    )
     from schemas.regions import GEOGRAPHIES
     from warehouse.index.read import fixings_of
     from warehouse.index.store import read_revisions
@@ -130,11 +136,6 @@ def index(
                          changed))
     print_frames(sections, fmt)
     _rate_note(unit, fmt)
-
-
-# The USD amounts of a fixing and of a vote (--currency converts them).
-INDEX_AMOUNTS = ("value", "band_low", "band_high")
-VOTE_AMOUNTS = ("value", "sd")
 
 
 def _rate_note(unit: Unit, fmt: Format) -> None:

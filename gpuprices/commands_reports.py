@@ -52,7 +52,7 @@ def report(
     """Write the weekly markdown report (with its chart) and the HTML price board beside it;
     the Prefect `weekly_report` flow with --prefect or when PREFECT_API_URL is set.
     --currency EUR: every amount in euros at the ECB rate of its own day, written beside the
-    USD files (<week>.EUR.md and its chart), never over them; the board stays USD."""
+    USD files (<week>.EUR.md and its chart, board/EUR/), never over them."""
     settings = load_settings(warehouse=warehouse)
     from warehouse.dialect import is_lake_url
 

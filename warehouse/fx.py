@@ -203,12 +203,13 @@ def currencies(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: str, *,
-                day: date | None = None, day_column: str | None = None) -> pl.DataFrame:
-    """`frame`'s USD amounts (money_columns) in `currency`, each row at the rate of the day it
-    shows (`day` for every row, or its `day_column`), with `fx_rate` (USD per unit of the
-    currency), `fx_date` (the ECB reference day of that rate) and `fx_note` (why a row has no
-    amount: no rate within MAX_RATE_AGE_DAYS of its day). Column names are unchanged: the
-    caller names the currency where it prints them. USD: the frame as it is."""
+                day: date | None = None, day_column: str | None = None,
+                columns: Iterable[str] | None = None) -> pl.DataFrame:
+    """`frame`'s USD amounts (`columns`, default money_columns) in `currency`, each row at the
+    rate of the day it shows (`day` for every row, or its `day_column`), with `fx_rate` (USD
+    per unit of the currency), `fx_date` (the ECB reference day of that rate) and `fx_note`
+    (why a row has no amount: no rate within MAX_RATE_AGE_DAYS of its day). Column names are
+    unchanged: the caller names the currency where it prints them. USD: the frame as it is."""
     if currency == "USD":
         return frame
     if (day is None) == (day_column is None):
@@ -226,7 +227,8 @@ def in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: s
     joined = keyed.drop([c for c in ("fx_rate", "fx_date", "fx_note") if c in frame.columns]
                         ).join(table, on="_day", how="left", maintain_order="left")
     return joined.with_columns(
-        [(pl.col(c) / pl.col("fx_rate")).alias(c) for c in money_columns(frame)]
+        [(pl.col(c) / pl.col("fx_rate")).alias(c)
+         for c in (money_columns(frame) if columns is None else columns)]
     ).drop("_day")
 
 
@@ -266,6 +268,11 @@ class Unit:
             *[(pl.col(c) / rate).alias(c) for c in columns if c in frame.columns],
             pl.lit(self.currency).alias("currency"), rate.alias("fx_rate"),
             pl.lit(self.rate_date, pl.Date).alias("fx_date"))
+
+    def as_printed(self) -> Unit:
+        """This unit for amounts converted already (each at its own day's rate, e.g. by
+        in_currency): named in its currency, printed as they are."""
+        return replace(self, usd_per_unit=1.0) if self.converting else self
 
     def describe(self) -> str:
         """How amounts are converted, in one sentence ('' for USD)."""

@@ -4,6 +4,12 @@ Every number is one the weekly report and the CLI show too: the market price and
 the stored market values and matched moves (`market`, `market-moves`), the cheapest is
 warehouse.semantic's (`cheapest`), the history lines are daily_cheapest's, freshness is
 freshness_at the page's as-of time.
+
+In another currency (`currency`, e.g. EUR) the frames keep their USD columns; the page prints
+them in `WeekData.unit` (the page's day's ECB rate), except the history lines, which are
+converted here, each point at the rate of its own day (warehouse.fx.in_currency): points of a
+day without a rate are left out and counted (`held_days`), and the step line is drawn over
+the daily points in that currency, so a move of the rate moves the line.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ import polars as pl
 from reports.market.comparison import catalog_order
 from reports.market.moves import Moves, week_moves
 from reports.market.values import market_of
+from reports.weekly.report import unit_of_report
 from warehouse.frames import sql_frame
+from warehouse.fx import USD, Unit, in_currency
 from warehouse.semantic import ALL, Prices
 
 __all__ = [
@@ -30,6 +38,7 @@ __all__ = [
     "dot_points",
     "load_week",
     "price_history",
+    "price_history_in",
     "tile_rows",
 ]
 
@@ -94,15 +103,16 @@ def tile_rows(prices: Prices, market: pl.DataFrame, moves: Moves,
 # The board's history lines in one statement over daily_cheapest_segment: each series' day
 # (the last year) or ISO week's last observed day (before), then only the points a step line
 # needs (compress_steps' rule). A few thousand rows leave DuckDB whatever the history's length.
-_STEPS = """
-WITH series AS (
+_SERIES = """
     SELECT gpu_model, segment, day, price_usd_per_gpu_hour AS usd_per_gpu_hour, provider,
            offering, source
     FROM daily_cheapest_segment
     WHERE day <= $until AND list_contains($models, gpu_model)
     QUALIFY day = max(day) OVER (PARTITION BY gpu_model, segment, CASE
         WHEN day > $daily_from THEN day ELSE CAST(date_trunc('week', day) AS DATE) END)
-), around AS (
+"""
+_STEPS = f"""
+WITH series AS ({_SERIES}), around AS (
     SELECT *, lag(day) OVER w AS prev_day, lead(day) OVER w AS next_day,
            lag(usd_per_gpu_hour) OVER w AS prev_usd
     FROM series
@@ -127,6 +137,25 @@ def price_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
     """
     return sql_frame(con, _STEPS, {"until": until, "models": gpu_models, "gap": GAP_DAYS,
                                    "daily_from": until - timedelta(days=DAILY_POINTS_DAYS)})
+
+
+def price_history_in(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, until: date,
+                     unit: Unit) -> tuple[pl.DataFrame, list[date]]:
+    """price_history with `usd_per_gpu_hour` in `unit`'s currency, each point at the ECB
+    rate of its own day, and the days left out for want of a rate (sorted).
+
+    The points are taken daily (weekly before the last year) and converted before the step
+    line is compressed: a price that stood still in USD moves in euros with the rate."""
+    if not unit.converting:
+        return price_history(con, gpu_models, until=until), []
+    series = sql_frame(con, f"{_SERIES} ORDER BY gpu_model, segment, day",
+                       {"until": until, "models": gpu_models,
+                        "daily_from": until - timedelta(days=DAILY_POINTS_DAYS)})
+    converted = in_currency(con, series, unit.currency, day_column="day",
+                            columns=["usd_per_gpu_hour"])
+    held = converted.filter(pl.col("fx_rate").is_null())["day"].unique().sort().to_list()
+    kept = converted.filter(pl.col("fx_rate").is_not_null()).select(series.columns)
+    return compress_steps(kept).select(*series.columns, "gap_before"), held
 
 
 def compress_steps(history: pl.DataFrame, gap_days: int = GAP_DAYS) -> pl.DataFrame:
@@ -179,17 +208,21 @@ class WeekData:
     prices: Prices
     freshness: pl.DataFrame
     tiles: pl.DataFrame      # tile_rows
-    history: pl.DataFrame    # price_history rows for the tile GPUs
+    history: pl.DataFrame    # price_history rows for the tile GPUs (in `unit`'s currency)
     gpus: list[str]
+    unit: Unit = USD         # the money the page prints in (the rate of the page's day)
+    held_days: tuple[date, ...] = ()  # history days left out: no rate within 7 days
 
 
 def load_week(con: duckdb.DuckDBPyConnection, *, week: str, as_of: datetime,
-              history_until: date | None = None) -> WeekData:
-    """Everything one week's page shows, as of `as_of`."""
+              history_until: date | None = None, currency: str | None = None) -> WeekData:
+    """Everything one week's page shows, as of `as_of`; in `currency` (None: USD) at the ECB
+    rate of each amount's day (NoRateError when the page's own day has none)."""
     prices = Prices(con, as_of)
+    unit = unit_of_report(con, currency, prices.day, what="board")
     market, _ = market_of(con, prices.day, now=as_of)
     gpus = board_gpus(market)
     tiles = tile_rows(prices, market, week_moves(con, prices.day, gpu_models=gpus), gpus)
-    history = price_history(con, gpus, until=history_until or prices.day)
+    history, held = price_history_in(con, gpus, until=history_until or prices.day, unit=unit)
     return WeekData(week=week, as_of=as_of, prices=prices, freshness=prices.freshness(),
-                    tiles=tiles, history=history, gpus=gpus)
+                    tiles=tiles, history=history, gpus=gpus, unit=unit, held_days=tuple(held))

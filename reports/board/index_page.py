@@ -2,7 +2,11 @@
 published fixings only (warehouse.index.store.read_fixings), so the page shows the numbers
 `gpuprices index` prints: per GPU the on-demand series with its band, panel size and method
 version, every withheld day with its reason, and the latest day's term curve, segments and
-geographies."""
+geographies.
+
+In another currency (`currency`, e.g. EUR) each day's value and band are at the ECB rate of
+that day (as `index --currency --date DAY` prints them); a published day without a rate is
+left out of the page and counted (`held`). The index itself is fixed and stored in USD."""
 
 from __future__ import annotations
 
@@ -14,20 +18,23 @@ import polars as pl
 from markupsafe import Markup
 
 from reports.board.html import Col, Table, sortable_table
+from reports.board.sections import held_note
 from reports.board.svg import BandPoint, band_chart
 from reports.index.files import IndexFiles
-from reports.index.tables import kind_label
+from reports.index.tables import INDEX_AMOUNTS, kind_label
 from reports.markdown import money
+from warehouse.fx import USD, Unit, in_currency, unit_of
 from warehouse.index.store import read_fixings
 
-__all__ = ["WITHHELD_DAYS", "index_page_context"]
+__all__ = ["WITHHELD_DAYS", "in_unit", "index_page_context"]
 
 WITHHELD_DAYS = 90  # the withheld-days table covers this many days back
 CHART_GPUS = 12
 
 
-def _usd(header: str, key: str) -> Col:
-    return Col(header, lambda r: money(r[key], False, 4), lambda r: r[key], numeric=True)
+def _usd(header: str, key: str, unit: Unit) -> Col:
+    """An amount already in `unit`'s currency (converted per day), named in it."""
+    return Col(header, lambda r: money(r[key], False, 4, unit), lambda r: r[key], numeric=True)
 
 
 def _text(header: str, key: str) -> Col:
@@ -38,26 +45,48 @@ def _int(header: str, key: str) -> Col:
     return Col(header, lambda r: r[key], lambda r: r[key], numeric=True)
 
 
-def _band(r: dict[str, Any]) -> str | None:
-    if r["value"] is None:
-        return None
-    return f"{money(r['band_low'], False, 4)}-{money(r['band_high'], False, 4)}"
+def _band(unit: Unit) -> Col:
+    def text(r: dict[str, Any]) -> str | None:
+        if r["value"] is None:
+            return None
+        return f"{money(r['band_low'], False, 4, unit)}-{money(r['band_high'], False, 4, unit)}"
+    return Col("band", text)
 
 
-def _series_table(rows: list[dict[str, Any]], table_id: str | None = None) -> Table:
+def _series_table(rows: list[dict[str, Any]], unit: Unit,
+                  table_id: str | None = None) -> Table:
     return sortable_table([
-        _text("day", "day"), _usd("index", "value"), Col("band", _band),
+        _text("day", "day"), _usd("index", "value", unit), _band(unit),
         _int("panel", "panel"), _int("carried", "carried"), _int("kept out", "flagged"),
         _text("method", "method_version"), _text("no index because", "withheld_reason")],
         rows, table_id=table_id)
 
 
+def in_unit(con: duckdb.DuckDBPyConnection, fixings: pl.DataFrame, currency: str | None
+            ) -> tuple[pl.DataFrame, list[date]]:
+    """`fixings` with their values and bands in `currency`, each day at its own ECB rate, and
+    the days left out: a published value whose day has no rate (withheld days stay, with
+    their reason)."""
+    if currency in (None, "USD"):
+        return fixings, []
+    marked = fixings.with_columns(pl.col("value").is_not_null().alias("_published"))
+    converted = in_currency(con, marked, currency, day_column="day", columns=INDEX_AMOUNTS)
+    no_rate = pl.col("fx_rate").is_null() & pl.col("_published")
+    held = converted.filter(no_rate)["day"].unique().sort().to_list()
+    return converted.filter(~no_rate).select(fixings.columns), held
+
+
 def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
-                       files: IndexFiles | None) -> dict[str, Any]:
+                       files: IndexFiles | None, currency: str | None = None
+                       ) -> dict[str, Any]:
     until = as_of.date()
-    fixings = read_fixings(con, until=until)
+    unit = unit_of(con, currency, until).as_printed() if currency not in (None, "USD") else USD
+    fixings, held = in_unit(con, read_fixings(con, until=until), currency)
+    money_note = {"converting": unit.converting, "currency": unit.currency,
+                  "per_gpu_hour": unit.label("$/GPU-hour"),
+                  "held": held_note(held, unit.currency)}
     if fixings.height == 0:
-        return {"empty": True, "files": [], "figures": []}
+        return {"empty": True, "files": [], "figures": [], "money": money_note}
     last_day: date = fixings["day"].max()  # type: ignore[assignment]
     main = fixings.filter((pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
                           & (pl.col("geo") == "all"))
@@ -76,11 +105,12 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
         now = rows[-1]
         figures.append({
             "gpu": gpu, "svg": Markup(band_chart(points, start=start, end=last_day,
-                                                 title=f"{gpu}: on-demand index with its band")),
-            "value": money(now["value"], False, 4) if now["day"] == last_day else "–",
+                                                 title=f"{gpu}: on-demand index with its band",
+                                                 currency=unit.currency)),
+            "value": money(now["value"], False, 4, unit) if now["day"] == last_day else "–",
             "panel": now["panel"], "method": now["method_version"],
             "published": sum(r["value"] is not None for r in rows), "days": len(rows),
-            "table": _series_table(list(reversed(rows)))})
+            "table": _series_table(list(reversed(rows)), unit)})
     withheld = main.filter(pl.col("value").is_null()
                            & (pl.col("day") > last_day - timedelta(days=WITHHELD_DAYS))
                            & pl.col("gpu_model").is_in(order)).sort("day", "gpu_model",
@@ -92,7 +122,8 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
                           & pl.col("value").is_not_null() & (pl.col("kind") == "on_demand"))
     method = today.row(0, named=True)
     return {
-        "empty": False, "last_day": last_day.isoformat(), "method": method["method_version"],
+        "empty": False, "money": money_note, "last_day": last_day.isoformat(),
+        "method": method["method_version"],
         "params": method["params_digest"][:16], "figures": figures,
         "withheld_days": WITHHELD_DAYS,
         "withheld": sortable_table([_text("day", "day"), _text("GPU", "gpu_model"),
@@ -100,13 +131,13 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
                                     _text("no index because", "withheld_reason")],
                                    withheld.to_dicts(), table_id="index-withheld"),
         "curve": sortable_table([_text("GPU", "gpu_model"), _text("kind", "label"),
-                                 _usd("index", "value"), Col("band", _band),
+                                 _usd("index", "value", unit), _band(unit),
                                  _int("panel", "panel")],
                                 curve.sort("gpu_model", "kind", "term_months").to_dicts(),
                                 table_id="index-curve"),
         "scoped": sortable_table([_text("GPU", "gpu_model"), _text("segment", "segment"),
-                                  _text("geography", "geo"), _usd("index", "value"),
-                                  Col("band", _band), _int("panel", "panel")],
+                                  _text("geography", "geo"), _usd("index", "value", unit),
+                                  _band(unit), _int("panel", "panel")],
                                  scoped.sort("gpu_model", "segment", "geo").to_dicts(),
                                  table_id="index-scoped"),
         "files": [{"name": name, "sha256": digest}

@@ -2,6 +2,8 @@
 
 Pure functions from numbers to SVG text. Colours come from CSS classes (`s-<segment>`,
 `g-<pricing group>`) so the page's light and dark themes restyle the charts; axes carry units.
+Amounts are drawn as given, named in `currency` (USD: $1.23; another: EUR 1.23, the axis
+titled "EUR per GPU-hour"); the caller converts them.
 """
 
 from __future__ import annotations
@@ -79,16 +81,28 @@ def spread_ticks(low: float, high: float, count: int = 5) -> list[float]:
         return nice_ticks(high, count)
     step = nice_ticks(high - low, count)[1]
     start = math.floor(low / step) * step
+    # at least two ticks: every price on one tick (a lone $2.00) still needs a scale
     return [round(start + i * step, 10)
-            for i in range(math.ceil((high - start) / step - 1e-9) + 1)]
+            for i in range(max(1, math.ceil((high - start) / step - 1e-9)) + 1)]
 
 
-def _money_tick(value: float) -> str:
+def _money_tick(value: float, currency: str = "USD") -> str:
+    """An axis tick: $0.5 in USD; a bare number in another currency (the axis names it)."""
+    sign = "$" if currency == "USD" else ""
     if value == 0:
-        return "$0"
+        return f"{sign}0"
     if value >= 10 and value == int(value):
-        return f"${value:,.0f}"
-    return f"${value:,.2f}".rstrip("0").rstrip(".")
+        return f"{sign}{value:,.0f}"
+    return f"{sign}{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def _amount(value: float, currency: str, places: int = 2) -> str:
+    """A hover text's amount: $1.23 or EUR 1.23."""
+    return f"${value:,.{places}f}" if currency == "USD" else f"{currency} {value:,.{places}f}"
+
+
+def _per_gpu_hour(currency: str) -> str:
+    return f"{'$' if currency == 'USD' else currency} per GPU-hour"
 
 
 def _date_ticks(start: date, end: date) -> list[tuple[date, str]]:
@@ -119,8 +133,9 @@ def _date_ticks(start: date, end: date) -> list[tuple[date, str]]:
 
 
 def step_chart(series: Sequence[Series], *, start: date, end: date, title: str,
-               height: int = 280) -> str:
-    """Prices as step lines (a price holds until the next change), x = date, y = $/GPU-hour."""
+               height: int = 280, currency: str = "USD") -> str:
+    """Prices as step lines (a price holds until the next change), x = date, y = $/GPU-hour
+    (or `currency` per GPU-hour)."""
     if end <= start:
         start = end - timedelta(days=7)
     top = max((p.usd for s in series for p in s.points), default=1.0)
@@ -141,13 +156,13 @@ def step_chart(series: Sequence[Series], *, start: date, end: date, title: str,
     for tick in ticks:
         out.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{y(tick)}" y2="{y(tick)}"/>'
                    f'<text class="tick" x="{x0 - 6}" y="{y(tick) + 4}" text-anchor="end">'
-                   f"{_money_tick(tick)}</text>")
+                   f"{_money_tick(tick, currency)}</text>")
     for day, text in _date_ticks(start, end):
         out.append(f'<line class="grid" x1="{x(day)}" x2="{x(day)}" y1="{y0}" y2="{y1}"/>'
                    f'<text class="tick" x="{x(day)}" y="{y0 + 16}" text-anchor="middle">'
                    f"{text}</text>")
     out.append(f'<text class="axis" x="{x0}" y="{height - 6}">date (UTC)</text>'
-               '<text class="axis" x="4" y="14">$ per GPU-hour</text>'
+               f'<text class="axis" x="4" y="14">{escape(_per_gpu_hour(currency))}</text>'
                f'<line class="frame" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>')
     for s in series:
         if not s.points:
@@ -163,7 +178,7 @@ def step_chart(series: Sequence[Series], *, start: date, end: date, title: str,
         out.append(f'<path class="line {css}" d="{"".join(path)}"><title>{escape(s.name)}'
                    "</title></path>")
         out.append(f'<circle class="dot {css}" cx="{x(last.day)}" cy="{y(last.usd)}" r="3.5">'
-                   f"<title>{escape(s.name)}: ${last.usd:,.2f}/GPU-h on {last.day} "
+                   f"<title>{escape(s.name)}: {_amount(last.usd, currency)}/GPU-h on {last.day} "
                    f"({escape(last.label)})</title></circle>")
     out.append("</svg>")
     return "".join(out)
@@ -189,7 +204,7 @@ def _marker(shape: str, cx: float, cy: float, css: str, title: str) -> str:
 
 
 def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str,
-             width: int = 480) -> str:
+             width: int = 480, currency: str = "USD") -> str:
     """One row per provider (cheapest first), one marker per price; shape and colour = group."""
     rows: list[str] = []
     cheapest: dict[str, float] = {}
@@ -212,9 +227,9 @@ def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str,
     for tick in ticks:
         out.append(f'<line class="grid" x1="{x(tick)}" x2="{x(tick)}" y1="{PLOT_TOP}" '
                    f'y2="{y0}"/><text class="tick" x="{x(tick)}" y="{y0 + 16}" '
-                   f'text-anchor="middle">{_money_tick(tick)}</text>')
+                   f'text-anchor="middle">{_money_tick(tick, currency)}</text>')
     out.append(f'<text class="axis" x="{(x0 + x1) / 2}" y="{height - 6}" text-anchor="middle">'
-               "$ per GPU-hour (whole offering, per GPU)</text>"
+               f"{escape(_per_gpu_hour(currency))} (whole offering, per GPU)</text>"
                '<text class="axis" x="4" y="14">provider</text>')
     offsets = {g: (i - (len(groups) - 1) / 2) * 4 for i, g in enumerate(groups)}
     for i, row in enumerate(rows):
@@ -226,13 +241,13 @@ def dot_plot(dots: Sequence[Dot], *, groups: Sequence[str], title: str,
             index = list(groups).index(d.group) if d.group in groups else 0
             out.append(_marker(_SHAPES[index % len(_SHAPES)], x(d.usd),
                                round(cy + offsets.get(d.group, 0), 1), f"mark g-{slug(d.group)}",
-                               f"{row} · {d.group} · ${d.usd:,.2f}/GPU-h · {d.label}"))
+                               f"{row} · {d.group} · {_amount(d.usd, currency)}/GPU-h · {d.label}"))
     out.append("</svg>")
     return "".join(out)
 
 
 def band_chart(points: Sequence[BandPoint], *, start: date, end: date, title: str,
-               height: int = 240) -> str:
+               height: int = 240, currency: str = "USD") -> str:
     """An index series: its band as a shaded step area, its value as a step line (a day's
     value holds through the day), and each withheld day as a mark under the axis (its reason
     on hover)."""
@@ -255,12 +270,12 @@ def band_chart(points: Sequence[BandPoint], *, start: date, end: date, title: st
     for tick in ticks:
         out.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{y(tick)}" y2="{y(tick)}"/>'
                    f'<text class="tick" x="{x0 - 6}" y="{y(tick) + 4}" text-anchor="end">'
-                   f"{_money_tick(tick)}</text>")
+                   f"{_money_tick(tick, currency)}</text>")
     for day, text in _date_ticks(start, end):
         out.append(f'<text class="tick" x="{x(day)}" y="{y0 + 16}" text-anchor="middle">'
                    f"{text}</text>")
     out.append(f'<text class="axis" x="{x0}" y="{height - 6}">date (UTC)</text>'
-               '<text class="axis" x="4" y="14">$ per GPU-hour</text>'
+               f'<text class="axis" x="4" y="14">{escape(_per_gpu_hour(currency))}</text>'
                f'<line class="frame" x1="{x0}" x2="{x1}" y1="{y0}" y2="{y0}"/>')
     runs: list[list[BandPoint]] = []
     for p in sorted(points, key=lambda p: p.day):
@@ -283,7 +298,8 @@ def band_chart(points: Sequence[BandPoint], *, start: date, end: date, title: st
         for p in run:
             out.append(f'<rect class="hover" x="{x(p.day)}" y="{y1}" '
                        f'width="{max(1.0, x(p.day, 1) - x(p.day)):.1f}" height="{y0 - y1}">'
-                       f"<title>{p.day}: ${p.usd:,.4f}/GPU-h, band ${p.low or 0:,.4f}-"
-                       f"${p.high or 0:,.4f} ({escape(p.note)})</title></rect>")
+                       f"<title>{p.day}: {_amount(p.usd or 0, currency, 4)}/GPU-h, band "
+                       f"{_amount(p.low or 0, currency, 4)}-{_amount(p.high or 0, currency, 4)}"
+                       f" ({escape(p.note)})</title></rect>")
     out.append("</svg>")
     return "".join(out)

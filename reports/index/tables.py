@@ -7,7 +7,12 @@ import polars as pl
 
 from warehouse.index.reproduce import Reproduction
 
-__all__ = ["fixings_table", "kind_label", "reproduce_lines", "term_curve", "votes_table"]
+__all__ = ["INDEX_AMOUNTS", "VOTE_AMOUNTS", "fixings_table", "kind_label", "reproduce_lines",
+           "term_curve", "votes_table"]
+
+# The USD amounts of a fixing and of a vote (--currency converts them; the index is fixed in USD).
+INDEX_AMOUNTS = ("value", "band_low", "band_high")
+VOTE_AMOUNTS = ("value", "sd")
 
 
 def kind_label() -> pl.Expr:

@@ -50,7 +50,7 @@ from warehouse.semantic import Prices
 from warehouse.semantic_daily import cheapest_history
 
 __all__ = ["HISTORY_DAYS", "NoRateError", "WeeklyReport", "artifact_key", "build_report",
-           "file_stem", "report_as_of", "week_label", "write_report"]
+           "file_stem", "report_as_of", "unit_of_report", "week_label", "write_report"]
 
 HISTORY_DAYS = 90
 
@@ -73,11 +73,13 @@ def file_stem(week: str, currency: str | None = None) -> str:
     return week if currency in (None, "USD") else f"{week}.{currency}"
 
 
-def unit_of_report(con: duckdb.DuckDBPyConnection, currency: str | None, day: date) -> Unit:
-    """The money of the report's `day`; NoRateError (one line) when it has no rate."""
+def unit_of_report(con: duckdb.DuckDBPyConnection, currency: str | None, day: date, *,
+                   what: str = "report") -> Unit:
+    """The money of the report's (or board's: `what`) `day`; NoRateError (one line) when it
+    has no rate."""
     unit = unit_of(con, currency, day)
     if unit.usd_per_unit is None:
-        raise NoRateError(f"no report in {currency}: {unit.note} (`gpuprices backfill ecb` "
+        raise NoRateError(f"no {what} in {currency}: {unit.note} (`gpuprices backfill ecb` "
                           "stores the ECB rates)")
     return unit
 

@@ -52,3 +52,14 @@ def test_the_board_is_linked_through_its_published_url(
     assert markdown.endswith(f"[Price board for {week}](https://gpu.example/board/{week}.html)\n")
     without = artifact_markdown(report, None, "https://gpu.example/board")  # type: ignore[arg-type]
     assert "Price board" not in without and "data:image/png;base64," in without
+
+
+def test_the_board_in_euros_is_linked_in_its_folder() -> None:
+    from reports.weekly.report import WeeklyReport
+
+    report = WeeklyReport(week="2026-W47", as_of=datetime(2026, 11, 20, tzinfo=UTC),
+                          markdown="# GPU prices: week 2026-W47 (in EUR)\n", currency="EUR")
+    page = Path("reports") / "board" / "EUR" / "2026-W47.html"
+    markdown = artifact_markdown(report, page, "https://gpu.example/board/")
+    assert markdown.endswith("[Price board for 2026-W47]"
+                             "(https://gpu.example/board/EUR/2026-W47.html)\n")

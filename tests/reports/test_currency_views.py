@@ -140,18 +140,30 @@ def _csv(*args: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(result.stdout)))
 
 
-def test_the_report_in_euros_matches_cheapest_in_euros(warehouse: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["report", "--currency", "EUR", "--no-board", "--out",
-                                 str(tmp_path), "-w", str(warehouse)])
+def test_the_report_and_board_in_euros_match_cheapest_in_euros(warehouse: Path,
+                                                               tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", "--currency", "EUR", "--out", str(tmp_path),
+                                 "-w", str(warehouse)])
     assert result.exit_code == 0, result.output
     [written] = list(tmp_path.glob("*.EUR.md"))
     assert not list(tmp_path.glob("20??-W??.md"))  # the USD report is not written over
+    board = tmp_path / "board" / "EUR" / "index.html"
+    assert f"board: {board.parent / written.name.replace('.EUR.md', '.html')}" in result.stdout
+    assert not (tmp_path / "board" / "index.html").exists()  # nor the USD board
     cheapest = _csv("cheapest", "--gpu", "RTX 4090", "--currency", "EUR", "-w", str(warehouse))
     first = cheapest[0]
     assert first["provider"] == "vastai"
-    assert float(first["price_eur_per_gpu_hour"]) == pytest.approx(0.50 / NOW_RATE)
-    shown = f"EUR {float(first['price_eur_per_gpu_hour']):.2f}"
+    euros = float(first["price_eur_per_gpu_hour"])
+    assert euros == pytest.approx(0.50 / NOW_RATE)
+    shown = f"EUR {euros:.2f}"
     assert f"{RANKED_4090} {shown} |" in written.read_text()
+    # the board's RTX 4090 tile: two providers, no market price: the cheapest offer, the
+    # same number
+    tile = re.search(r'<article class="tile" data-gpu="RTX 4090" data-usd="([^"]+)" '
+                     r'data-eur="([^"]+)">(.*?)</article>', board.read_text(encoding="utf-8"),
+                     re.S)
+    assert tile and float(tile.group(2)) == pytest.approx(euros)
+    assert f"{shown}<small>" in tile.group(3) and "cheapest at vastai" in tile.group(3)
 
 
 def test_the_report_command_holds_out_a_day_without_a_rate(warehouse: Path,
