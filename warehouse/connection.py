@@ -48,6 +48,7 @@ from warehouse.schema import (
     check_objects,
     migrate,
     migrations,
+    needs_rebuild,
     refresh_views,
     require_latest,
     schema_version,
@@ -172,7 +173,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         applied = migrate(con)
         refresh_views(con)
         sync_reference(con)
-        if applied and applied != [v for v, _ in migrations()]:  # an existing file upgraded
+        upgraded = applied and applied != [v for v, _ in migrations()]  # an existing file
+        if upgraded and needs_rebuild(applied):
             from warehouse.summaries import rebuild_committed
 
             rebuild_committed(con)

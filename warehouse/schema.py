@@ -24,7 +24,8 @@ from warehouse.transaction import transaction
 __all__ = [
     "DENIED_CALLS", "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "RENAMED_COLUMNS", "VIEWS_SQL",
     "check_functions", "check_objects", "check_tables", "migrate", "migrations",
-    "refresh_views", "renamed_hint", "require_latest", "schema_version", "tables_at",
+    "needs_rebuild", "refresh_views", "renamed_hint", "require_latest", "schema_version",
+    "tables_at",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -78,6 +79,17 @@ def migrations() -> list[tuple[int, Path]]:
 
 
 LATEST_SCHEMA_VERSION = max(v for v, _ in migrations())
+# A migration that changes no derived table's content says so on a line of its own; an
+# existing warehouse upgraded only by such migrations is not rebuilt (a rebuild of years of
+# history recomputes every day's tables, one day at a time).
+_KEEPS_DERIVED = "-- derived tables: unchanged"
+
+
+def needs_rebuild(applied: list[int]) -> bool:
+    """Do the migrations just applied to an existing warehouse change derived tables?"""
+    paths = dict(migrations())
+    return any(_KEEPS_DERIVED not in paths[v].read_text(encoding="utf-8").splitlines()
+               for v in applied)
 
 
 @cache

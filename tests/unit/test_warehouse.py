@@ -236,3 +236,33 @@ def test_reference_tables_resync_only_when_files_or_rows_changed(
     monkeypatch.setattr(schemas.reference, "load_plans", must_not_load)
     with pytest.raises(AssertionError, match="read again"):
         connect(path)  # the files changed: they are read again
+
+
+def test_an_upgrade_rebuilds_derived_tables_only_when_a_migration_changes_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import warehouse.connection as connection
+    import warehouse.schema as schema
+    import warehouse.summaries as summaries
+
+    every = migrations()
+    rebuilds: list[int] = []
+    monkeypatch.setattr(summaries, "rebuild_committed", lambda con: rebuilds.append(1))
+
+    def upgrade_from(last: int) -> int:
+        """A warehouse made at schema version `last`, then opened by this version."""
+        path = tmp_path / f"at-{last}.duckdb"
+        older = [(v, p) for v, p in every if v <= last]
+        with monkeypatch.context() as m:
+            m.setattr(schema, "migrations", lambda: older)
+            m.setattr(connection, "migrations", lambda: older)
+            connect(path).close()
+        rebuilds.clear()
+        connect(path).close()
+        return len(rebuilds)
+
+    keeps = [v for v, p in every if "-- derived tables: unchanged"
+             in p.read_text(encoding="utf-8").splitlines()]
+    assert 14 in keeps
+    assert upgrade_from(13) == 0  # 014 drops a key: the rows stand
+    assert upgrade_from(12) == 1  # 013 adds the index tables
+    assert schema.needs_rebuild([12, 14]) and not schema.needs_rebuild([14])
