@@ -265,9 +265,11 @@ def refresh(
     warehouse: WarehouseOpt = None,
     fmt: FormatOpt = Format.table,
     prefect: PrefectOpt = False,
+    currency: CurrencyOpt = None,
 ) -> None:
     """Scrape sources into the warehouse and print a summary (the `refresh` flow's work;
-    a Prefect flow run with --prefect or when PREFECT_API_URL is set)."""
+    a Prefect flow run with --prefect or when PREFECT_API_URL is set); --currency: the
+    summary's prices in that currency at today's rate."""
     try:
         settings = load_settings(warehouse=warehouse)
     except ValueError as exc:  # a GPUPRICES_* setting out of its range
@@ -296,7 +298,7 @@ def refresh(
         raise fail(str(exc.args[0] if isinstance(exc, KeyError) else exc)) from None
     finally:
         progress_log.removeHandler(handler)
-    print_summary(settings.warehouse, fmt)
+    print_summary(settings.warehouse, fmt, currency=currency)
     if message:
         raise fail(message)
 

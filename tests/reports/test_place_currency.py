@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from typer.testing import CliRunner
 from gpuprices.cli import app
 from schemas.fx import no_rate_reason
 from tests.reports.conftest import NOW, Builder, offer
-from warehouse.connection import connect
+from warehouse.connection import connect, connect_read_only
 from warehouse.fx import in_currency
 from warehouse.place import Place
 from warehouse.semantic import ALL, Prices
@@ -285,3 +286,30 @@ def test_the_python_api_takes_the_same_place_and_currency(warehouse: Path) -> No
         gpuprices.cheapest(geo="Atlantis", warehouse=warehouse)
     with pytest.raises(InputError, match="no ECB rates for JPY"):
         gpuprices.cheapest(currency="JPY", warehouse=warehouse)
+
+
+def test_refresh_prints_its_summary_in_euros(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # An offline refresh stores the replayed ECB file's rate for today: the summary's cheapest
+    # offers are that rate's EUR, the same figures `summary --currency EUR` prints after it.
+    monkeypatch.setenv("GPUPRICES_ARCHIVE", str(tmp_path / "raw"))
+    path = str(tmp_path / "w.duckdb")
+    result = runner.invoke(app, ["refresh", "--offline", "-s", "lambda", "-s", "scaleway",
+                                 "-w", path, "-f", "json", "--currency", "EUR"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout[result.stdout.index("{"):])
+    tiers = printed["cheapest_per_tier"]
+    assert tiers and all("eur_per_gpu_hour" in row for row in tiers)
+    con = connect_read_only(path)
+    try:
+        row = con.execute("SELECT per_eur FROM fx_rate WHERE currency = 'USD' "
+                          "ORDER BY rate_date DESC LIMIT 1").fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    again = runner.invoke(app, ["summary", "-w", path, "-f", "json", "--currency", "EUR"])
+    assert json.loads(again.stdout)["cheapest_per_tier"] == tiers
+    dollars = json.loads(runner.invoke(app, ["summary", "-w", path, "-f", "json"]).stdout)
+    for tier, usd in zip(tiers, dollars["cheapest_per_tier"], strict=True):
+        assert tier["fx_rate"] == pytest.approx(row[0])
+        assert tier["eur_per_gpu_hour"] == pytest.approx(usd["usd_per_gpu_hour"] / row[0])
