@@ -27,8 +27,11 @@ from gpuprices import (
     commands_reports,
     commands_stock,
 )
+from gpuprices.coerce import install as direct_coercion
 from gpuprices.options import fail
 from gpuprices.output import set_wide
+
+direct_coercion()  # option values without pydantic (gpuprices.coerce)
 
 # What a full disk, a read-only file system or a file size limit says (OSError or DuckDB).
 _IO_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EFBIG, errno.EDQUOT, errno.EACCES, errno.EPERM}

@@ -35,6 +35,7 @@ import duckdb
 import polars as pl
 
 from contract import DEFAULT_PRICING, IN_STOCK
+from warehouse.frames import sql_frame
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import bind, placed, pricing_set
 
@@ -139,9 +140,9 @@ def availability(con: duckdb.DuckDBPyConnection, *, as_of: datetime, since: date
     GPUs free now (where counted), the last run and the source (see the module docstring)."""
     chosen = pricing_set(pricing or DEFAULT_PRICING)
     sql = AVAILABILITY.format(place=placed(con, place).sql("r.provider", "r.region"))
-    return con.execute(sql, bind(sql, {
+    return sql_frame(con, sql, bind(sql, {
         "as_of": as_of, "since": since, "models": gpu_models, "pricing": list(chosen),
-        "lookback": KEY_LOOKBACK_DAYS, **place.params()})).pl()
+        "lookback": KEY_LOOKBACK_DAYS, **place.params()}))
 
 
 def hard_to_get(series: pl.DataFrame, share: float = HARD_TO_GET_SHARE) -> pl.DataFrame:

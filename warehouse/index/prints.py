@@ -23,6 +23,7 @@ import duckdb
 import polars as pl
 
 from schemas.regions import with_geo
+from warehouse.frames import sql_frame
 from warehouse.index.params import IndexParams
 from warehouse.semantic import ALL, bind, offers_params, offers_sql
 
@@ -66,8 +67,8 @@ def candidate_offers(con: duckdb.DuckDBPyConnection, as_of: datetime,
     sql = (f"SELECT {_OFFER_COLUMNS} FROM ({offers_sql()}) "
            f"WHERE (excluded IS NULL OR list_contains($judged, excluded)) "
            f"AND carried_days = 0")
-    return con.execute(sql, bind(sql, {"as_of": as_of, "judged": list(_INDEX_JUDGES),
-                                       **offers_params(params.pricing)})).pl()
+    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "judged": list(_INDEX_JUDGES),
+                                          **offers_params(params.pricing)}))
 
 
 def prints_of(offers: pl.DataFrame, params: IndexParams) -> pl.DataFrame:
@@ -129,7 +130,7 @@ def day_prints(con: duckdb.DuckDBPyConnection, as_of: datetime,
 
 def day_inputs(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:
     """The captures standing at `as_of` (INPUTS_SQL); `providers` only for aggregators."""
-    frame = con.execute(INPUTS_SQL, {"as_of": as_of}).pl()
+    frame = sql_frame(con, INPUTS_SQL, {"as_of": as_of})
     return frame.with_columns(
         pl.when(pl.col("aggregator")).then(pl.col("providers")).otherwise(None)
         .alias("providers")).drop("aggregator")

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from warehouse.append import insert_frame
+from warehouse.frames import sql_frame
 from warehouse.index.engine import VOTE_SCHEMA, History
 from warehouse.index.params import IndexParams, canonical_json, params_from_json
 from warehouse.transaction import transaction
@@ -156,6 +156,8 @@ def write_day(con: duckdb.DuckDBPyConnection, record: DayRecord, inputs: pl.Data
         pl.lit(record.params_digest).alias("params_digest"),
         pl.lit(record.as_of).cast(pl.Datetime("us", "UTC")).alias("as_of"),
         pl.lit(record.published_at).cast(pl.Datetime("us", "UTC")).alias("published_at"))
+    from warehouse.append import insert_frame  # pandera: only a fixing writes, never a read
+
     with transaction(con):
         con.execute(
             "INSERT INTO index_day VALUES ($day, $as_of, $v, $p, $i, $r, $c, $n, $d, $at)",
@@ -185,9 +187,9 @@ def last_fixed_day(con: duckdb.DuckDBPyConnection) -> date | None:
 
 
 def read_inputs(con: duckdb.DuckDBPyConnection, days: list[date]) -> pl.DataFrame:
-    return con.execute("SELECT * EXCLUDE (day), day FROM index_input "
-                       "WHERE list_contains($days, day) ORDER BY day, source, observed_at",
-                       {"days": days}).pl()
+    return sql_frame(con, "SELECT * EXCLUDE (day), day FROM index_input "
+                     "WHERE list_contains($days, day) ORDER BY day, source, observed_at",
+                     {"days": days})
 
 
 def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = None,
@@ -195,7 +197,8 @@ def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = No
                  gpu_models: list[str] | None = None, kind: str | None = None,
                  segment: str | None = None, geo: str | None = None) -> pl.DataFrame:
     """Published fixings (every column of index_fixing), by day and series."""
-    return con.execute(
+    return sql_frame(
+        con,
         """
         SELECT * FROM index_fixing
         WHERE ($days IS NULL OR list_contains($days, day))
@@ -206,12 +209,12 @@ def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = No
         ORDER BY day, gpu_model, kind, term_months, segment <> 'all', segment, geo <> 'all', geo
         """,
         {"days": days, "since": since, "until": until, "models": gpu_models, "kind": kind,
-         "segment": segment, "geo": geo}).pl()
+         "segment": segment, "geo": geo})
 
 
 def read_votes(con: duckdb.DuckDBPyConnection, fixing_ids: list[str]) -> pl.DataFrame:
-    return con.execute("SELECT * FROM index_vote WHERE list_contains($ids, fixing_id) "
-                       "ORDER BY fixing_id, provider", {"ids": fixing_ids}).pl()
+    return sql_frame(con, "SELECT * FROM index_vote WHERE list_contains($ids, fixing_id) "
+                     "ORDER BY fixing_id, provider", {"ids": fixing_ids})
 
 
 def history_before(con: duckdb.DuckDBPyConnection, day: date,
@@ -220,10 +223,11 @@ def history_before(con: duckdb.DuckDBPyConnection, day: date,
     it, and the series' first day (the index's first fixed day)."""
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
-    votes = con.execute(
+    votes = sql_frame(
+        con,
         f"SELECT {', '.join(VOTE_SCHEMA)} FROM index_vote "
         "WHERE day < $day AND day >= $since ORDER BY day, fixing_id, provider",
-        {"day": day, "since": day - timedelta(days=lookback)}).pl()
+        {"day": day, "since": day - timedelta(days=lookback)})
     row = con.execute("SELECT min(day) FROM index_day WHERE day < $day", {"day": day}).fetchone()
     return History(votes.cast(VOTE_SCHEMA) if votes.height else None,
                    genesis=row[0] if row and row[0] else None)
@@ -310,7 +314,8 @@ def write_revision(con: duckdb.DuckDBPyConnection, fixing: dict[str, Any],
 
 def read_revisions(con: duckdb.DuckDBPyConnection, day: date | None = None) -> pl.DataFrame:
     """Revision records (of one day, or all), beside the fixings they revise."""
-    return con.execute(
+    return sql_frame(
+        con,
         "SELECT fixing_id, revision, value, band_low, band_high, panel, withheld_reason, "
         "reason, created_at FROM index_revision WHERE ($day IS NULL OR day = $day) "
-        "ORDER BY day, fixing_id, revision", {"day": day}).pl()
+        "ORDER BY day, fixing_id, revision", {"day": day})
