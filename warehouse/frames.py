@@ -9,13 +9,37 @@ types and values as `.pl()` (tests/unit/test_frames.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-__all__ = ["relation_frame", "sql_frame"]
+__all__ = ["Rows", "relation_frame", "relation_rows", "sql_frame"]
+
+# DuckDB column types whose Python values (fetchall) are the values polars gives for them
+# (iter_rows), numeric ones apart: a small answer of only these prints without polars.
+_NUMERIC_KINDS = frozenset({"tinyint", "smallint", "integer", "bigint", "utinyint",
+                            "usmallint", "uinteger", "ubigint", "float", "double"})
+_PLAIN_KINDS = frozenset({"boolean", "varchar", "date", "timestamp"})
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A small answer as DuckDB's own rows (no polars): column names, which columns are
+    numeric (polars' `is_numeric`), the rows."""
+
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[tuple[object, ...]]
+
+    @property
+    def height(self) -> int:
+        return len(self.rows)
+
+    def head(self, n: int) -> Rows:
+        return Rows(self.columns, self.numeric, self.rows[:n])
 
 
 def relation_frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
@@ -29,3 +53,14 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
               params: Mapping[str, object] | Sequence[object] | None = None) -> pl.DataFrame:
     """The rows of one SELECT (`$name` or `?` parameters) as a polars frame."""
     return relation_frame(con.sql(sql, params=params))
+
+
+def relation_rows(relation: duckdb.DuckDBPyRelation) -> Rows | None:
+    """The rows of `relation` without polars (runs it once), or None without running it when
+    a column has a type whose Python value could differ from polars' (or names repeat)."""
+    columns = relation.columns
+    kinds = [str(dtype.id).lower() for dtype in relation.types]
+    if len(set(columns)) != len(columns) or not all(
+            kind in _NUMERIC_KINDS or kind in _PLAIN_KINDS for kind in kinds):
+        return None
+    return Rows(list(columns), [kind in _NUMERIC_KINDS for kind in kinds], relation.fetchall())
