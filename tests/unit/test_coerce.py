@@ -67,3 +67,20 @@ def test_a_declined_value_gets_typers_own_error() -> None:
     assert refused.exit_code == 2
     assert "Input should be a valid integer" in refused.output
     assert runner.invoke(app, ["--fmt", "xml"]).exit_code == 2
+
+
+def test_a_run_that_names_its_command_builds_the_same_command() -> None:
+    """cli.only: the one-command app a run builds answers --help and a usage error as the
+    whole app does, for every command and command group."""
+    import typer.main
+
+    from gpuprices.cli import app, only
+
+    runner = CliRunner()
+    names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert {"query", "cheapest", "market", "index", "backfill"} <= set(names)
+    for name in names:
+        for args in ([name, "--help"], [name, "--no-such-option"]):
+            whole, lean = runner.invoke(app, args), runner.invoke(only(name), args)
+            assert (lean.exit_code, lean.output) == (whole.exit_code, whole.output), args
+    assert only("no-such-command") is app and only(None) is app
