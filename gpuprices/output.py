@@ -12,7 +12,10 @@ are named under the table. `--wide` (every command with --format) shows every co
 Names come from provider pages: a control character (ESC starts a terminal escape sequence,
 CR overwrites a line), a bidi override or rich markup (`[link=...]`) in one must show as text,
 never act on the terminal. `terminal_safe` is the one neutraliser every format goes through.
-Importing this module is cheap (no polars, no rich): every command imports it.
+Importing this module is cheap (no polars, no rich): every command imports it. A table of
+printable ASCII going to a pipe is written as rich would draw it, without loading rich (rich
+draws the rest: a terminal's styles, wide characters); `query` hands it DuckDB's rows
+(warehouse.frames.Rows) rather than a polars frame.
 """
 
 from __future__ import annotations
