@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 from typer.core import TyperGroup
+from typer.main import get_command_name
 
 from gpuprices import (
     commands_board,
@@ -27,8 +28,11 @@ from gpuprices import (
     commands_reports,
     commands_stock,
 )
+from gpuprices.coerce import install as direct_coercion
 from gpuprices.options import fail
 from gpuprices.output import set_wide
+
+direct_coercion()  # option values without pydantic (gpuprices.coerce)
 
 # What a full disk, a read-only file system or a file size limit says (OSError or DuckDB).
 _IO_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EFBIG, errno.EDQUOT, errno.EACCES, errno.EPERM}
@@ -90,14 +94,18 @@ class Commands(TyperGroup):
             raise fail(message) from None
 
 
-app = typer.Typer(
-    cls=Commands,
-    name="gpuprices",
-    help="Where GPU compute is cheapest today: scrape, store, compare.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        cls=Commands,
+        name="gpuprices",
+        help="Where GPU compute is cheapest today: scrape, store, compare.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+
+
+app = _new_app()
 
 def _version(value: bool) -> None:
     if value:
@@ -123,9 +131,34 @@ for commands in (commands_data, commands_reports, commands_stock, commands_ops, 
     commands.register(app)
 
 
+def _command_named(args: list[str]) -> str | None:
+    """The command a command line runs: its first word that is not an option (the root
+    options, --wide and --version, take no value); None when there is none."""
+    for arg in args:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def only(name: str | None) -> typer.Typer:
+    """The app with one command (or command group): typer turns every registered command
+    into a click command on each run (each signature and its type hints read: about as long as
+    DuckDB's own import), so a run that names its command builds only that one; the same
+    root options, help and errors. The whole app when `name` is none of its commands."""
+    lean = _new_app()
+    lean.registered_callback = app.registered_callback
+    lean.registered_commands = [
+        c for c in app.registered_commands
+        if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name]
+    lean.registered_groups = [g for g in app.registered_groups if g.name == name]
+    return lean if lean.registered_commands or lean.registered_groups else app
+
+
 def main() -> None:
     try:
-        app()
+        only(_command_named(sys.argv[1:]))()
     except BrokenPipeError:  # `gpuprices query ... | head`
         sys.stderr.close()
         sys.exit(0)

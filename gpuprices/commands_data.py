@@ -158,8 +158,9 @@ def query(
     with read_warehouse(warehouse, sandboxed=True, limits=limits) as con:
         try:
             statement = check_statement(con, sql)
+            # a table of plain columns prints DuckDB's rows as they come: no polars
             frame = run(con, statement, timeout_s=limits.timeout_s, nested=fmt is Format.json,
-                        preview=table, max_rows=TABLE_ROWS + 1 if table else None)
+                        preview=table, max_rows=TABLE_ROWS + 1 if table else None, plain=table)
         except WarehouseError as exc:
             message = str(exc)
             lowered = message.lower()

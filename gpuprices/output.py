@@ -12,7 +12,10 @@ are named under the table. `--wide` (every command with --format) shows every co
 Names come from provider pages: a control character (ESC starts a terminal escape sequence,
 CR overwrites a line), a bidi override or rich markup (`[link=...]`) in one must show as text,
 never act on the terminal. `terminal_safe` is the one neutraliser every format goes through.
-Importing this module is cheap (no polars, no rich): every command imports it.
+Importing this module is cheap (no polars, no rich): every command imports it. A table of
+printable ASCII going to a pipe is written as rich would draw it, without loading rich (rich
+draws the rest: a terminal's styles, wide characters); `query` hands it DuckDB's rows
+(warehouse.frames.Rows) rather than a polars frame.
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from warehouse.frames import Rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -96,9 +102,12 @@ def _csv_text(frame: pl.DataFrame) -> str:
     return _safe_frame(flat).write_csv()
 
 
-def print_frame(frame: pl.DataFrame, fmt: Format = Format.table, *, title: str | None = None,
+def print_frame(frame: pl.DataFrame | Rows, fmt: Format = Format.table, *, title: str | None = None,
                 max_rows: int | None = None, priority: Sequence[str] | None = None) -> None:
-    """Print one table: the command's only output (json: one array)."""
+    """Print one table: the command's only output (json: one array). Rows (no polars) print
+    as a table only."""
+    if isinstance(frame, Rows) and fmt is not Format.table:
+        raise TypeError("Rows print as a table; csv and json print a polars frame")
     if fmt is Format.csv:
         sys.stdout.write(_csv_text(frame))
     elif fmt is Format.json:
@@ -158,7 +167,7 @@ def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: in
     Natural widths when they fit (or `wide`); else text columns are cut to TEXT_CAP, then the
     least important columns are left out until the rest fit, then the room left is given back
     to the cut columns (most important first). A column is never narrower than its header."""
-    from rich.cells import cell_len
+    cell_len = _measure([*headers, *(c for row in cells for c in row)])
 
     natural = [max([cell_len(h), *(cell_len(row[i]) for row in cells)])
                for i, h in enumerate(headers)]
@@ -188,8 +197,26 @@ def fit_widths(headers: Sequence[str], cells: Sequence[Sequence[str]], width: in
     return [capped[i] if i in kept else None for i in range(len(headers))]
 
 
+def _one_column_each(text: str) -> bool:
+    """Every character of `text` takes one terminal column: printable ASCII, or the ellipsis
+    of a cut cell."""
+    return text.isascii() or text.replace(_ELLIPSIS, "").isascii()
+
+
+def _measure(texts: Iterable[str]) -> Callable[[str], int]:
+    """How many terminal columns a text takes: its length when every text is printable ASCII
+    (one column per character: no need for rich's width tables), else rich's cell_len."""
+    if all(_one_column_each(text) for text in texts):
+        return len
+    from rich.cells import cell_len
+
+    return cell_len
+
+
 def _cut(text: str, width: int) -> str:
     """`text` in `width` columns: whole, or cut with an ellipsis (never wrapped)."""
+    if _one_column_each(text):
+        return text if len(text) <= width else text[:max(0, width - 1)] + _ELLIPSIS
     from rich.cells import cell_len, set_cell_size
 
     if cell_len(text) <= width:
@@ -197,37 +224,98 @@ def _cut(text: str, width: int) -> str:
     return set_cell_size(text, max(0, width - 1)) + _ELLIPSIS
 
 
-def _print_table(frame: pl.DataFrame, title: str | None, max_rows: int | None,
+def _print_table(frame: pl.DataFrame | Rows, title: str | None, max_rows: int | None,
                  priority: Sequence[str] | None) -> None:
+    if isinstance(frame, Rows):
+        rows, numeric = frame.rows[:max_rows], frame.numeric
+    else:
+        rows = (frame if max_rows is None else frame.head(max_rows)).iter_rows()
+        numeric = [frame.schema[c].is_numeric() for c in frame.columns]
+    headers = [terminal_safe(c) for c in frame.columns]
+    cells = [[terminal_safe(_cell(v)) for v in row] for row in rows]
+    widths = fit_widths(headers, cells, table_width(), text=[not n for n in numeric],
+                        priority=priority, wide=_state["wide"])
+    kept = [i for i, w in enumerate(widths) if w is not None]
+    shown = [[_cut(row[i], widths[i] or 0) for i in kept] for row in cells]
+    hidden = [headers[i] for i, w in enumerate(widths) if w is None]
+    notes = []
+    if hidden:
+        notes.append(f"({len(hidden)} more column{'s' if len(hidden) > 1 else ''}: "
+                     f"{', '.join(hidden)}; --wide shows every column, --format csv or json "
+                     "every value)")
+    if max_rows is not None and frame.height > max_rows:
+        notes.append(f"... {frame.height - max_rows} more rows (use --format csv for all)")
+    table = _Table(terminal_safe(title) if title else None, [headers[i] for i in kept],
+                   [numeric[i] for i in kept], [widths[i] or 0 for i in kept], shown)
+    console_width = max(_span(table.widths), 20) if _state["wide"] else table_width()
+    if not _plain(table, notes, console_width):
+        _draw_rich(table, notes, console_width)
+
+
+@dataclass(frozen=True)
+class _Table:
+    title: str | None
+    headers: list[str]
+    numeric: list[bool]
+    widths: list[int]
+    cells: list[list[str]]
+
+
+# Set, these make rich style its output even when stdout is no terminal.
+_RICH_STYLING = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def _plain(table: _Table, notes: list[str], console_width: int) -> bool:
+    """Write the table as rich draws it without styles (stdout no terminal, every text
+    printable ASCII, every line within the console's width) and say so; False (nothing
+    written) for anything else. Saves a read command rich's import (about a third of DuckDB's
+    own start-up); tests/unit/test_output.py holds it to rich's output."""
+    span = _span(table.widths)
+    texts = [*table.headers, *(c for row in table.cells for c in row), *notes,
+             *([table.title] if table.title else [])]
+    if (sys.stdout.isatty() or any(os.environ.get(name) for name in _RICH_STYLING)
+            or span > console_width
+            or not all(_one_column_each(t) and t.isprintable() for t in texts)
+            or (table.title and len(table.title) > span)
+            or any(len(note) > console_width for note in notes)):
+        return False
+
+    def rule(left: str, fill: str, cross: str, right: str) -> str:
+        return left + cross.join(fill * (w + 2) for w in table.widths) + right + "\n"
+
+    def line(edge: str, values: list[str]) -> str:
+        return edge + edge.join(
+            f" {v.rjust(w) if right else v.ljust(w)} "
+            for v, w, right in zip(values, table.widths, table.numeric, strict=True)) + edge + "\n"
+
+    out = []
+    if table.title:
+        room = span - len(table.title)
+        out.append(" " * (room // 2) + table.title + " " * (room - room // 2) + "\n")
+    out += [rule("┏", "━", "┳", "┓"), line("┃", table.headers), rule("┡", "━", "╇", "┩")]
+    out += [line("│", row) for row in table.cells]
+    out += [rule("└", "─", "┴", "┘"), *(note + "\n" for note in notes)]
+    sys.stdout.write("".join(out))
+    return True
+
+
+def _draw_rich(table: _Table, notes: list[str], console_width: int) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    shown = frame if max_rows is None else frame.head(max_rows)
-    headers = [terminal_safe(c) for c in frame.columns]
-    cells = [[terminal_safe(_cell(v)) for v in row] for row in shown.iter_rows()]
-    numeric = [frame.schema[c].is_numeric() for c in frame.columns]
-    wide = _state["wide"]
-    widths = fit_widths(headers, cells, table_width(), text=[not n for n in numeric],
-                        priority=priority, wide=wide)
-    kept = [i for i, w in enumerate(widths) if w is not None]
-    table = Table(title=Text(terminal_safe(title)) if title else None, show_lines=False)
-    for i in kept:
-        table.add_column(Text(headers[i]), justify="right" if numeric[i] else "left",
-                         width=widths[i], no_wrap=True, overflow="ellipsis")
-    for row in cells:
+    drawn = Table(title=Text(table.title) if table.title else None, show_lines=False)
+    for header, numeric, width in zip(table.headers, table.numeric, table.widths,
+                                      strict=True):
+        drawn.add_column(Text(header), justify="right" if numeric else "left", width=width,
+                         no_wrap=True, overflow="ellipsis")
+    for row in table.cells:
         # Text, not str: rich would read "[link=...]" in a provider's name as markup.
-        table.add_row(*(Text(_cut(row[i], widths[i] or 0)) for i in kept))
-    console = Console(width=max(_span([widths[i] or 0 for i in kept]), 20) if wide
-                      else table_width(), soft_wrap=False)
-    console.print(table)
-    hidden = [headers[i] for i, w in enumerate(widths) if w is None]
-    if hidden:
-        console.print(Text(f"({len(hidden)} more column{'s' if len(hidden) > 1 else ''}: "
-                           f"{', '.join(hidden)}; --wide shows every column, --format csv or "
-                           "json every value)"))
-    if max_rows is not None and frame.height > max_rows:
-        console.print(f"... {frame.height - max_rows} more rows (use --format csv for all)")
+        drawn.add_row(*(Text(cell) for cell in row))
+    console = Console(width=console_width, soft_wrap=False)
+    console.print(drawn)
+    for note in notes:  # the rows left out: a plain str, as it always was (rich highlights it)
+        console.print(note if note.startswith("... ") else Text(note))
 
 
 def _cell(value: object) -> str:

@@ -12,13 +12,37 @@ instead, which can be read once (a second scan fails loudly, "already been consu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-__all__ = ["register_once", "relation_frame", "sql_frame", "temp_table"]
+__all__ = ["Rows", "register_once", "relation_frame", "relation_rows", "sql_frame", "temp_table"]
+
+# DuckDB column types whose Python values (fetchall) are the values polars gives for them
+# (iter_rows), numeric ones apart: a small answer of only these prints without polars.
+_NUMERIC_KINDS = frozenset({"tinyint", "smallint", "integer", "bigint", "utinyint",
+                            "usmallint", "uinteger", "ubigint", "float", "double"})
+_PLAIN_KINDS = frozenset({"boolean", "varchar", "date", "timestamp"})
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A small answer as DuckDB's own rows (no polars): column names, which columns are
+    numeric (polars' `is_numeric`), the rows."""
+
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[tuple[object, ...]]
+
+    @property
+    def height(self) -> int:
+        return len(self.rows)
+
+    def head(self, n: int) -> Rows:
+        return Rows(self.columns, self.numeric, self.rows[:n])
 
 
 def relation_frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
@@ -49,3 +73,14 @@ def temp_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {stream}")
     finally:
         con.unregister(stream)
+
+
+def relation_rows(relation: duckdb.DuckDBPyRelation) -> Rows | None:
+    """The rows of `relation` without polars (runs it once), or None without running it when
+    a column has a type whose Python value could differ from polars' (or names repeat)."""
+    columns = relation.columns
+    kinds = [str(dtype.id).lower() for dtype in relation.types]
+    if len(set(columns)) != len(columns) or not all(
+            kind in _NUMERIC_KINDS or kind in _PLAIN_KINDS for kind in kinds):
+        return None
+    return Rows(list(columns), [kind in _NUMERIC_KINDS for kind in kinds], relation.fetchall())

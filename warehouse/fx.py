@@ -29,16 +29,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
 
 from contract import RawCapture
 from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate, no_rate_reason
-from schemas.observation import ValidatedBatch
-from warehouse.archive import archive
 from warehouse.frames import register_once
 from warehouse.transaction import retrying, transaction
+
+if TYPE_CHECKING:  # pandera and httpx: only a refresh needs them, never a printed amount
+    from schemas.observation import ValidatedBatch
 
 __all__ = [
     "MONEY_COLUMN",
@@ -82,6 +84,8 @@ def store_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, rates: pl.DataF
     if rate_date is not None:
         rates = rates.with_columns(pl.lit(rate_date).alias("rate_date")).unique(
             ["rate_date", "currency"], keep="last")
+    from warehouse.archive import archive
+
     archive_rel = archive(raw, archive_root)
     def write() -> int:
         with transaction(con):

@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # duckdb is imported on use: the CLI reads the ranges here at
     import duckdb
     import polars as pl
 
+    from warehouse.frames import Rows
+
 __all__ = [
     "ALLOWED_TABLE_FUNCTIONS", "MEMORY_MIB", "THREADS", "TIMEOUT_S", "QueryLimits",
     "QueryTimeout", "check_statement", "default_limits", "run",
@@ -185,15 +187,16 @@ def _printable(relation: duckdb.DuckDBPyRelation, *, nested: bool,
 
 
 def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
-        nested: bool = True, preview: bool = False,
-        max_rows: int | None = None) -> pl.DataFrame:
-    """Run a checked statement under the wall-clock limit; the rows as a polars frame.
+        nested: bool = True, preview: bool = False, max_rows: int | None = None,
+        plain: bool = False) -> pl.DataFrame | Rows:
+    """Run a checked statement under the wall-clock limit; the rows as a polars frame (`plain`:
+    as DuckDB's rows when every column's type allows, warehouse.frames.relation_rows).
 
     QueryTimeout past `timeout_s`; WarehouseError (one line) for any DuckDB error, e.g. the
     memory limit."""
     import duckdb
 
-    from warehouse.frames import relation_frame
+    from warehouse.frames import relation_frame, relation_rows
 
     timer = threading.Timer(timeout_s, con.interrupt)
     timer.daemon = True
@@ -205,7 +208,8 @@ def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
         relation = _printable(relation, nested=nested, preview=preview)
         if max_rows is not None:
             relation = relation.limit(max_rows)
-        return relation_frame(relation)
+        rows = relation_rows(relation) if plain else None
+        return rows if rows is not None else relation_frame(relation)
     except duckdb.InterruptException:
         raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s and was "
                            "stopped (--timeout / GPUPRICES_QUERY_TIMEOUT_S)") from None

@@ -3,9 +3,12 @@ number is a stored fixing or one computed by warehouse/index the same way)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
-from warehouse.index.reproduce import Reproduction
+if TYPE_CHECKING:  # reproducing parses archives (pandera, httpx): never a plain `index` read
+    from warehouse.index.reproduce import Reproduction
 
 __all__ = ["INDEX_AMOUNTS", "VOTE_AMOUNTS", "fixings_table", "kind_label", "reproduce_lines",
            "term_curve", "votes_table"]

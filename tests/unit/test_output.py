@@ -28,3 +28,94 @@ def test_table_shows_every_value(capsys: pytest.CaptureFixture[str]) -> None:
     print_frame(FRAME, Format.table, title="t")
     out = capsys.readouterr().out
     assert "X1, Y2" in out and "1.5" in out
+
+
+def _tables() -> list[tuple[pl.DataFrame, str | None, int | None, int, bool]]:
+    """Frames of every shape a command prints, with a title or not, cut or not (a narrow
+    terminal), rows left out or not, --wide or not."""
+    import random
+
+    rng = random.Random(23)
+    words = ["H100", "a100 80GB", "lambda", "us-east-1", "on_demand", "", "x" * 40,
+             "community spot", "[link=x]y[/link]", "2 unknown GPU, 1 CPU-only machine"]
+    tables = []
+    for case in range(60):
+        n_cols, n_rows = rng.randint(1, 7), rng.choice([0, 1, 3, 12])
+        columns = {}
+        for c in range(n_cols):
+            name = rng.choice(["gpu", "provider", "usd_per_gpu_hour", "region", "offers",
+                               "a much longer column name"]) + f"_{c}"
+            if rng.random() < 0.4:
+                columns[name] = [rng.choice([None, 0.5, 12.25, 1234.5, 3.0])
+                                 for _ in range(n_rows)]
+            elif rng.random() < 0.3:
+                columns[name] = [rng.randint(-5, 100000) for _ in range(n_rows)]
+            else:
+                columns[name] = [rng.choice(words) for _ in range(n_rows)]
+        title = rng.choice([None, "t", "cheapest comparable offer per GPU tier", "y" * 90])
+        tables.append((pl.DataFrame(columns), title, rng.choice([None, 2, 50]),
+                       rng.choice([200, 100, 60, 30, 12]), case % 5 == 0))
+    return tables
+
+
+@pytest.mark.parametrize(("frame", "title", "max_rows", "width", "wide"), _tables())
+def test_the_plain_table_is_richs_table(frame: pl.DataFrame, title: str | None,
+                                        max_rows: int | None, width: int, wide: bool,
+                                        capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table written without rich (stdout no terminal, ASCII) is the one rich draws."""
+    from gpuprices import output
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    for name in output._RICH_STYLING:
+        monkeypatch.delenv(name, raising=False)
+    output.set_wide(wide)
+    try:
+        print_frame(frame, Format.table, title=title, max_rows=max_rows)
+        plain = capsys.readouterr().out
+        monkeypatch.setattr(output, "_plain", lambda *_: False)
+        print_frame(frame, Format.table, title=title, max_rows=max_rows)
+        drawn = capsys.readouterr().out
+    finally:
+        output.set_wide(False)
+    assert plain == drawn
+
+
+def test_many_of_those_tables_are_written_without_rich(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above compares something: the plain way takes a third of its tables
+    or more (the others: a title or a note wider than the table, a terminal too narrow)."""
+    from gpuprices import output
+
+    taken: list[bool] = []
+    real = output._plain
+    monkeypatch.setattr(output, "_plain", lambda *a: taken.append(real(*a)) or taken[-1])
+    for name in output._RICH_STYLING:
+        monkeypatch.delenv(name, raising=False)
+    for frame, title, max_rows, width, _ in _tables():
+        monkeypatch.setenv("COLUMNS", str(width))
+        print_frame(frame, Format.table, title=title, max_rows=max_rows)
+    capsys.readouterr()
+    assert sum(taken) >= len(taken) // 3, f"{sum(taken)} of {len(taken)}"
+
+
+def test_duckdbs_rows_print_as_their_frame(capsys: pytest.CaptureFixture[str]) -> None:
+    """A query's plain columns print the same from DuckDB's rows as from a polars frame; a
+    column of another type (DECIMAL here) is left to polars."""
+    import duckdb
+
+    from warehouse.frames import relation_frame, relation_rows
+
+    con = duckdb.connect()
+    sql = ("SELECT i, i * 1.5::DOUBLE AS usd, 'gpu ' || i AS name, i % 2 = 0 AS even, "
+           "DATE '2026-11-26' + i::INTEGER AS day, TIMESTAMP '2026-11-26 10:57:14.5' AS at, "
+           "NULL::VARCHAR AS nothing, (i * 7)::TINYINT AS small, 1.5::FLOAT AS f "
+           "FROM range(5) t(i)")
+    rows = relation_rows(con.sql(sql))
+    assert rows is not None and rows.height == 5
+    print_frame(rows, Format.table, title="rows", max_rows=3)
+    from_rows = capsys.readouterr().out
+    print_frame(relation_frame(con.sql(sql)), Format.table, title="rows", max_rows=3)
+    assert from_rows == capsys.readouterr().out
+    assert relation_rows(con.sql("SELECT 1.5::DECIMAL(4, 2) AS d")) is None
+    assert relation_rows(con.sql("SELECT 1 AS a, 2 AS a")) is None

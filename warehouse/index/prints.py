@@ -68,7 +68,7 @@ def candidate_offers(con: duckdb.DuckDBPyConnection, as_of: datetime,
            f"WHERE (excluded IS NULL OR list_contains($judged, excluded)) "
            f"AND carried_days = 0")
     return sql_frame(con, sql, bind(sql, {"as_of": as_of, "judged": list(_INDEX_JUDGES),
-                                       **offers_params(params.pricing)}))
+                                          **offers_params(params.pricing)}))
 
 
 def prints_of(offers: pl.DataFrame, params: IndexParams) -> pl.DataFrame:

@@ -22,7 +22,6 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from warehouse.append import insert_frame
 from warehouse.frames import register_once, sql_frame
 from warehouse.index.engine import VOTE_SCHEMA, History
 from warehouse.index.params import IndexParams, canonical_json, params_from_json
@@ -157,6 +156,8 @@ def write_day(con: duckdb.DuckDBPyConnection, record: DayRecord, inputs: pl.Data
         pl.lit(record.params_digest).alias("params_digest"),
         pl.lit(record.as_of).cast(pl.Datetime("us", "UTC")).alias("as_of"),
         pl.lit(record.published_at).cast(pl.Datetime("us", "UTC")).alias("published_at"))
+    from warehouse.append import insert_frame  # pandera: only a fixing writes, never a read
+
     with transaction(con):
         con.execute(
             "INSERT INTO index_day VALUES ($day, $as_of, $v, $p, $i, $r, $c, $n, $d, $at)",
@@ -187,8 +188,8 @@ def last_fixed_day(con: duckdb.DuckDBPyConnection) -> date | None:
 
 def read_inputs(con: duckdb.DuckDBPyConnection, days: list[date]) -> pl.DataFrame:
     return sql_frame(con, "SELECT * EXCLUDE (day), day FROM index_input "
-                       "WHERE list_contains($days, day) ORDER BY day, source, observed_at",
-                       {"days": days})
+                     "WHERE list_contains($days, day) ORDER BY day, source, observed_at",
+                     {"days": days})
 
 
 def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = None,
@@ -196,7 +197,8 @@ def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = No
                  gpu_models: list[str] | None = None, kind: str | None = None,
                  segment: str | None = None, geo: str | None = None) -> pl.DataFrame:
     """Published fixings (every column of index_fixing), by day and series."""
-    return sql_frame(con,
+    return sql_frame(
+        con,
         """
         SELECT * FROM index_fixing
         WHERE ($days IS NULL OR list_contains($days, day))
@@ -212,7 +214,7 @@ def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = No
 
 def read_votes(con: duckdb.DuckDBPyConnection, fixing_ids: list[str]) -> pl.DataFrame:
     return sql_frame(con, "SELECT * FROM index_vote WHERE list_contains($ids, fixing_id) "
-                       "ORDER BY fixing_id, provider", {"ids": fixing_ids})
+                     "ORDER BY fixing_id, provider", {"ids": fixing_ids})
 
 
 def history_before(con: duckdb.DuckDBPyConnection, day: date,
@@ -221,7 +223,8 @@ def history_before(con: duckdb.DuckDBPyConnection, day: date,
     it, and the series' first day (the index's first fixed day)."""
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
-    votes = sql_frame(con,
+    votes = sql_frame(
+        con,
         f"SELECT {', '.join(VOTE_SCHEMA)} FROM index_vote "
         "WHERE day < $day AND day >= $since ORDER BY day, fixing_id, provider",
         {"day": day, "since": day - timedelta(days=lookback)})
@@ -311,7 +314,8 @@ def write_revision(con: duckdb.DuckDBPyConnection, fixing: dict[str, Any],
 
 def read_revisions(con: duckdb.DuckDBPyConnection, day: date | None = None) -> pl.DataFrame:
     """Revision records (of one day, or all), beside the fixings they revise."""
-    return sql_frame(con,
+    return sql_frame(
+        con,
         "SELECT fixing_id, revision, value, band_low, band_high, panel, withheld_reason, "
         "reason, created_at FROM index_revision WHERE ($day IS NULL OR day = $day) "
         "ORDER BY day, fixing_id, revision", {"day": day})

@@ -1,0 +1,64 @@
+"""Read commands start near DuckDB's own start-up (issue 23): what each imports is held here,
+so a heavy import at start cannot come back unseen. Each command runs in its own process on
+the demo warehouse; the modules it loaded are read from sys.modules as it exits.
+
+polars is left out of the check where the command computes with it (every answer but
+`query`'s is a polars frame); numpy where the GPU price index is computed (market, index)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.reports.test_demo_history import demo_warehouse
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "bs4",
+         "prefect")
+# Why a command may still load one: polars where it computes the answer, rich where the
+# answer is not a plain ASCII table, numpy where the index is computed, httpx and bs4 where
+# every scraper module is imported (`sources`: no light registry yet).
+ALLOWED: dict[str, set[str]] = {
+    "query": set(),
+    "sources": {"polars", "httpx", "rich", "bs4"},
+    "cheapest": {"polars"},
+    "market": {"polars", "numpy"},
+    "history": {"polars"},
+    "changes": {"polars"},
+    "availability": {"polars"},
+    "index": {"polars", "numpy"},
+    "summary": {"polars"},
+    "value": {"polars"},
+}
+ARGS = {"query": ["select 1"], "history": ["H100"], "changes": ["--since", "2024-01-01"],
+        "availability": ["H100"], "cheapest": ["--limit", "5"]}
+_LOADED = ("import atexit, sys; atexit.register(lambda: sys.__stderr__.write('LOADED ' + "
+           "' '.join(sorted({m.split('.')[0] for m in sys.modules})) + '\\n')); "
+           "from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; main()")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    demo_warehouse(path, datetime.now(UTC))
+    return path
+
+
+@pytest.mark.parametrize("command", sorted(ALLOWED))
+def test_a_read_command_loads_no_heavy_module_it_does_not_use(demo: Path,
+                                                                command: str) -> None:
+    env = {**os.environ, "GPUPRICES_WAREHOUSE": str(demo), "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-c", _LOADED, command, *ARGS.get(command, [])],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip(), "the command printed its answer"
+    loaded = set(next(line for line in done.stderr.splitlines()
+                      if line.startswith("LOADED ")).split()[1:])
+    assert "duckdb" in loaded and "typer" in loaded  # the check sees the modules
+    assert {m for m in HEAVY if m in loaded} <= ALLOWED[command]
