@@ -16,6 +16,7 @@ Read side: `cheapest`, `market` and `report` (CLI processes, median of 3) agains
 and against a DuckDB file holding the same tables, as ratios.
 
     python -m bench.scale_out [--size small] [--sources 100 --workers 3 --cycles 96 --batch 10]
+                              [--minutes M]  (no cycle started after M minutes)
 """
 
 from __future__ import annotations
@@ -171,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--{name}", type=int, default=None)
     parser.add_argument("--upkeep-every", type=int, default=4,
                         help="cycles between two upkeeps (4: hourly, as lake-upkeep runs)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="start no cycle after this many minutes of wall time (the figures "
+                             "then cover the cycles done; default: every cycle)")
     args = parser.parse_args(argv)
+    if args.minutes is not None and not 1 <= args.minutes <= 24 * 60:
+        parser.error("--minutes: from 1 to 1440")
     size = {k: getattr(args, k) or v for k, v in SIZES[args.size].items()}
     sys.path.insert(0, str(REPO))
     from tests.lake_servers import ServerUnavailable, moto_server, postgres_server
@@ -184,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         with postgres_server() as pg, moto_server() as s3:
-            return _run(size, folder, base, pg, s3, args.upkeep_every)
+            return _run(size, folder, base, pg, s3, args.upkeep_every, args.minutes)
     except ServerUnavailable as exc:  # no PostgreSQL or moto here: say so and fail
         return cannot_run("scale_out", str(exc))
     finally:
@@ -193,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any,
-         upkeep_every: int) -> int:
+         upkeep_every: int, minutes: float | None = None) -> int:
     from datetime import timedelta
 
     from warehouse.lake import upkeep_lake
@@ -221,6 +227,9 @@ def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any,
     load_before = os.getloadavg()
     start = time.monotonic()
     for cycle in range(size["cycles"]):
+        if minutes is not None and time.monotonic() - start > 60 * minutes:
+            print(f"   stopped after {cycle} cycles: --minutes {minutes:g} passed", flush=True)
+            break
         Handler.cycle[0] = cycle
         tick = time.monotonic()
         for batch in batches:
@@ -257,8 +266,11 @@ def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any,
     kept = upkeep_lake(url)  # keep 7 days: nothing expires in a compressed day
     swept = upkeep_lake(url, keep=timedelta(0))
     print(f"   machine load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f}")
-    print(f"   wall {wall:.0f} s for {size['cycles']} cycles (median cycle "
-          f"{statistics.median(cycle_s):.1f} s); simulated day = {size['cycles'] / 4:.1f} h")
+    done = len(cycle_s)
+    print(f"   wall {wall:.0f} s for {done} of {size['cycles']} cycles (median cycle "
+          f"{statistics.median(cycle_s):.1f} s, first {cycle_s[0]:.1f} s, last "
+          f"{cycle_s[-1]:.1f} s); simulated time = {done / 4:.2f} h; at the median cycle a "
+          f"simulated day (96 cycles) takes {96 * statistics.median(cycle_s) / 60:.0f} min")
     print(f"   source runs: {len(outcomes)} ({statuses}); batch runs per hour of wall time: "
           f"{len(runs) / wall * 3600:.0f}; source runs per hour: {len(outcomes) / wall * 3600:.0f}")
     print(f"   rows stored: {stored} ({stored / wall:.1f} rows/s); observations in the lake: "
