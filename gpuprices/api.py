@@ -57,19 +57,10 @@ def _path(warehouse: WarehousePath) -> Path:
 def connection(warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The warehouse's read path opened read-only for one question (no other file can be
     read through it); WarehouseError, one line, when it cannot be opened or read."""
-    import duckdb
+    from warehouse.connection import reading
 
-    from warehouse.connection import WarehouseError, connect_read_only
-
-    path = _path(warehouse)
-    con = connect_read_only(path)
-    try:
+    with reading(_path(warehouse)) as con:
         yield con
-    except duckdb.Error as exc:  # e.g. a view of the file that reads another file: refused
-        raise WarehouseError(f"cannot read the warehouse {path}: "
-                             f"{str(exc).splitlines()[0]}") from None
-    finally:
-        con.close()
 
 
 @contextmanager

@@ -169,22 +169,14 @@ def read_warehouse(warehouse: Path | None, *, sandboxed: bool = False,
 
     `sandboxed`: also no settings changes, and `limits` (user-written SQL).
     """
-    import duckdb
-
-    from warehouse.connection import WarehouseError, connect_read_only
+    from warehouse.connection import WarehouseError, reading
 
     settings = load_settings(warehouse=warehouse)
     try:
-        con = connect_read_only(settings.warehouse, sandboxed=sandboxed, limits=limits)
+        with reading(settings.warehouse, sandboxed=sandboxed, limits=limits) as con:
+            yield con
     except WarehouseError as exc:
         raise fail(str(exc)) from None
-    try:
-        yield con
-    except duckdb.Error as exc:  # e.g. a view of the file that reads another file: refused
-        raise fail(f"cannot read the warehouse {settings.warehouse}: "
-                   f"{str(exc).splitlines()[0]}") from None
-    finally:
-        con.close()
 
 
 @contextmanager

@@ -59,7 +59,7 @@ __all__ = [
     "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
     "VIEWS_SQL", "WarehouseBusy", "WarehouseError", "WarehouseOutdated", "WarehouseRefused",
     "check_warehouse_file", "connect", "connect_read_only", "cursor", "migrate", "migrations",
-    "open_warehouse", "read_source", "refresh_views", "schema_version", "sync_reference",
+    "open_warehouse", "read_source", "reading", "refresh_views", "schema_version", "sync_reference",
 ]
 
 log = logging.getLogger("gpuprices.warehouse")
@@ -282,6 +282,22 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
     if _is_memory(path):
         return open_duckdb(":memory:", config=config)
     return _open_checked(path, config)[0]
+
+
+@contextmanager
+def reading(path: str | Path, *, sandboxed: bool = False,
+            limits: QueryLimits | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """`connect_read_only` for one question, closed after it; a query that fails on it (e.g.
+    a view of the file that reads another file: refused) is a WarehouseError, one line. What
+    the CLI, the Python API and the MCP server read through."""
+    con = connect_read_only(path, sandboxed=sandboxed, limits=limits)
+    try:
+        yield con
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot read the warehouse {path}: "
+                             f"{str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
 
 
 def read_source(path: str | Path) -> Path:
