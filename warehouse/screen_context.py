@@ -104,8 +104,8 @@ def recorded_market(con: duckdb.DuckDBPyConnection, source: str,
     """The market the band was narrowed to when the capture landed (screen_market, written by
     the append that stored it). Empty when there was none, or for a capture stored before
     this was recorded: the band is then the catalog's alone."""
-    return sql_frame(con,
-        """
+    return sql_frame(
+        con, """
         SELECT gpu_model, providers, median_usd_per_gpu_hour FROM screen_market
         WHERE source = $s AND capture_id = $c AND run_id = (
             SELECT r.run_id FROM scrape_run r WHERE r.source = $s AND r.capture_id = $c

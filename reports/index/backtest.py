@@ -90,8 +90,8 @@ def history_backtest(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | 
     base = default_params()
     configs = {"as published": _variants(base),
                "held": _variants(base, carry_days=120, attendance_eta=0.0, min_fresh=1)}
-    old = sql_frame(con,
-        "SELECT day, gpu_model, market_usd_per_gpu_hour AS old FROM market_price "
+    old = sql_frame(
+        con, "SELECT day, gpu_model, market_usd_per_gpu_hour AS old FROM market_price "
         "WHERE segment = 'all' AND day BETWEEN $a AND $b", {"a": days[0], "b": days[-1]})
     tables: list[tuple[str, pl.DataFrame]] = []
     for name, params in configs.items():

@@ -51,8 +51,8 @@ def write_index_files(con: duckdb.DuckDBPyConnection, out_dir: Path, *,
     """Write the published fixings up to `until` (default all) and their votes."""
     fixings = read_fixings(con, until=until)
     votes = sql_frame(con, "SELECT v.* FROM index_vote v JOIN index_fixing f USING (fixing_id) "
-                        "WHERE $until IS NULL OR f.day <= $until "
-                        "ORDER BY v.day, v.fixing_id, v.provider", {"until": until})
+                      "WHERE $until IS NULL OR f.day <= $until "
+                      "ORDER BY v.day, v.fixing_id, v.provider", {"until": until})
     methods = con.execute("SELECT method_version, params_digest, params_json, first_day "
                           "FROM index_method ORDER BY first_day").fetchall()
     document = {

@@ -206,7 +206,7 @@ def _scratch(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], arch
     register_once(con, "_reproduce_keys", keys)
     try:
         parts = sql_frame(con, "SELECT p.* FROM provider_capture p "
-                            "SEMI JOIN _reproduce_keys k USING (source, capture_id)")
+                          "SEMI JOIN _reproduce_keys k USING (source, capture_id)")
     finally:
         con.unregister("_reproduce_keys")
     insert_frame(scratch, "provider_capture", parts)
