@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 
 from schemas.observation import OBSERVATION_SCHEMA
-from warehouse.frames import register_once
+from warehouse.frames import scanned_once
 from warehouse.summaries import UTC_DAY, after_append
 from warehouse.transaction import retrying, transaction
 
@@ -112,11 +112,8 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
     if frame.height == 0:
         return
     name = f"_batch_{table}"
-    register_once(con, name, frame)
-    try:
+    with scanned_once(con, name, frame):
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
-    finally:
-        con.unregister(name)
 
 
 def _insert_parts(con: duckdb.DuckDBPyConnection, run_id: str, good: pl.DataFrame) -> None:

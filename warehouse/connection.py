@@ -28,7 +28,7 @@ from contract.files import link_target
 from warehouse import snapshot
 from warehouse.engine import open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
-from warehouse.frames import register_once
+from warehouse.frames import scanned_once
 from warehouse.lake import (
     LAKE_ALIAS,
     ensure_token_table,
@@ -482,8 +482,7 @@ def sync_reference(con: duckdb.DuckDBPyConnection) -> None:
     with transaction(con):
         for table, frame in tables.items():
             con.execute(f"DELETE FROM {table}")
-            register_once(con, "_reference", frame)
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _reference")
-            con.unregister("_reference")
+            with scanned_once(con, "_reference", frame):
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _reference")
         con.execute(f"COMMENT ON TABLE gpu_catalog IS "
                     f"'{_catalog_comment(fingerprint, _reference_rows_hash(con))}'")

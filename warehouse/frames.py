@@ -11,7 +11,8 @@ instead, which can be read once (a second scan fails loudly, "already been consu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-__all__ = ["Rows", "register_once", "relation_frame", "relation_rows", "sql_frame", "temp_table"]
+__all__ = ["Rows", "relation_frame", "relation_rows", "scanned_once", "sql_frame",
+           "temp_table"]
 
 # DuckDB column types whose Python values (fetchall) are the values polars gives for them
 # (iter_rows), numeric ones apart: a small answer of only these prints without polars.
@@ -58,21 +60,23 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
     return relation_frame(con.sql(sql, params=params))
 
 
-def register_once(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
-    """`frame` visible to SQL on `con` as `name`, for ONE statement that scans it once; the
-    caller unregisters it."""
+@contextmanager
+def scanned_once(con: duckdb.DuckDBPyConnection, name: str,
+                 frame: pl.DataFrame) -> Iterator[None]:
+    """`frame` visible to SQL on `con` as `name` inside the block, for ONE statement that
+    scans it once; unregistered however the block ends."""
     con.register(name, frame.__arrow_c_stream__())
+    try:
+        yield
+    finally:
+        con.unregister(name)
 
 
 def temp_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
     """`frame`'s rows as the temporary table `name` (replaced if it exists), for SQL that
     reads them more than once; works on read-only connections too."""
-    stream = f"{name}_stream"
-    register_once(con, stream, frame)
-    try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {stream}")
-    finally:
-        con.unregister(stream)
+    with scanned_once(con, f"{name}_stream", frame):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_stream")
 
 
 def relation_rows(relation: duckdb.DuckDBPyRelation) -> Rows | None:

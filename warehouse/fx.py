@@ -36,7 +36,7 @@ import polars as pl
 
 from contract import RawCapture
 from schemas.fx import MAX_RATE_AGE_DAYS, Converted, Rate, convert, needs_rate, no_rate_reason
-from warehouse.frames import register_once
+from warehouse.frames import scanned_once
 from warehouse.transaction import retrying, transaction
 
 if TYPE_CHECKING:  # pandera and httpx: only a refresh needs them, never a printed amount
@@ -95,13 +95,11 @@ def store_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, rates: pl.DataF
                 [raw.capture_id, SOURCE, raw.url, raw.fetched_at, raw.content_type,
                  len(raw.body), str(archive_rel), raw.capture_id])
             before = _count(con)
-            register_once(con, "_fx_batch", rates.select("rate_date", "currency", "per_eur"))
-            try:  # a rate already stored for a (day, currency) is kept
+            # a rate already stored for a (day, currency) is kept
+            with scanned_once(con, "_fx_batch", rates.select("rate_date", "currency", "per_eur")):
                 con.execute("INSERT INTO fx_rate SELECT b.rate_date, b.currency, b.per_eur, ?, ? "
                             "FROM _fx_batch b ANTI JOIN fx_rate f ON f.rate_date = b.rate_date "
                             "AND f.currency = b.currency", [SOURCE, raw.capture_id])
-            finally:
-                con.unregister("_fx_batch")
             return _count(con) - before
     added = retrying(write, what="storing exchange rates")
     days = rates["rate_date"]

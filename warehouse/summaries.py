@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import duckdb
 import polars as pl
 
-from warehouse.frames import register_once
+from warehouse.frames import scanned_once
 from warehouse.semantic_daily import DERIVED_TABLES, refresh_days
 from warehouse.transaction import transaction
 
@@ -187,12 +187,9 @@ def refresh_latest(con: duckdb.DuckDBPyConnection, source: str, *, force: bool =
         return
     params = {"s": source, "c": current_key[0], "t": current_key[1]}
     if force and written is not None:
-        register_once(con, "_latest_batch", written)
-        try:
+        with scanned_once(con, "_latest_batch", written):
             con.execute("INSERT INTO latest_observation BY NAME SELECT * FROM _latest_batch "
                         "WHERE source = $s AND capture_id = $c AND observed_at = $t", params)
-        finally:
-            con.unregister("_latest_batch")
     else:
         con.execute("INSERT INTO latest_observation SELECT * FROM observation "
                     "WHERE source = $s AND capture_id = $c AND observed_at = $t", params)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -177,3 +179,14 @@ def build_market(build: Builder, at: datetime = NOW) -> None:
         ("huggingface", "HF PRO", 9.0, None, None, None, None, None),
     ])
     build.ownership([("RTX 4090", 1600.0, 450.0), ("L4", 2500.0, 72.0)])
+
+
+def cli_csv(*args: str) -> list[dict[str, str]]:
+    """A command's rows, run with `--format csv` through typer's test runner (exit 0)."""
+    from typer.testing import CliRunner
+
+    from gpuprices.cli import app
+
+    result = CliRunner().invoke(app, [*args, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    return list(csv.DictReader(io.StringIO(result.stdout)))

@@ -16,8 +16,6 @@ The 7-day window holds the runs k = 6 .. 0 (seven runs; k = 7 is exactly 7 days 
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,7 +26,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuprices.cli import app
-from tests.reports.conftest import NOW, Builder, offer
+from tests.reports.conftest import NOW, Builder, cli_csv, offer
 from warehouse.connection import connect, connect_read_only
 from warehouse.place import Place
 from warehouse.semantic import Prices
@@ -174,12 +172,6 @@ def _land(path: Path) -> None:
         con.close()
 
 
-def _csv(*args: str) -> list[dict[str, str]]:
-    result = runner.invoke(app, [*args, "--format", "csv"])
-    assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.stdout)))
-
-
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("stock") / "w.duckdb"
@@ -188,7 +180,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_availability_command(warehouse: Path) -> None:
-    rows = _csv("availability", "H100", "-w", str(warehouse))
+    rows = cli_csv("availability", "H100", "-w", str(warehouse))
     east = next(r for r in rows if r["provider"] == "lambda" and r["region"] == "us-east-1")
     assert (east["gpu_model"], east["observations"], east["in_stock_observations"],
             east["state"], east["geo"]) == ("H100 SXM", "7", "4", "out_of_stock", "US")
@@ -203,11 +195,11 @@ def test_availability_command(warehouse: Path) -> None:
 
 
 def test_cheapest_in_stock(warehouse: Path) -> None:
-    every = _csv("cheapest", "--gpu", "H100", "-w", str(warehouse))
+    every = cli_csv("cheapest", "--gpu", "H100", "-w", str(warehouse))
     # coreweave's $2.20 says nothing of its stock: the cheapest, but not in stock for sure
     assert [(r["provider"], r["stock"]) for r in every[:3]] == [
         ("coreweave", "unknown"), ("voltagepark", "low"), ("runpod", "low")]
-    in_stock = _csv("cheapest", "--gpu", "H100", "--in-stock", "-w", str(warehouse))
+    in_stock = cli_csv("cheapest", "--gpu", "H100", "--in-stock", "-w", str(warehouse))
     assert [(r["provider"], r["price_usd_per_gpu_hour"], r["stock"]) for r in in_stock] == [
         ("voltagepark", "2.2", "low"), ("runpod", "2.49", "low"),
         ("lambda", "3.29", "available")]

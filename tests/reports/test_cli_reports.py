@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuprices.cli import app
-from tests.reports.conftest import Builder, build_market
+from tests.reports.conftest import Builder, build_market, cli_csv
 from warehouse.connection import connect
 
 runner = CliRunner()
@@ -29,29 +27,23 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-def run_csv(*args: str) -> list[dict[str, str]]:
-    result = runner.invoke(app, [*args, "--format", "csv"])
-    assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.stdout)))
-
-
 def test_cheapest_by_family_and_filters(warehouse: str) -> None:
-    found = run_csv("cheapest", "--gpu", "h100", "-w", warehouse)
+    found = cli_csv("cheapest", "--gpu", "h100", "-w", warehouse)
     assert [(r["provider"], r["offering"], r["price_usd_per_gpu_hour"]) for r in found] == [
         ("vastai", "h100-x2", "2.0"), ("lambda", "gpu_1x_h100_pcie", "2.49"),
         ("lambda", "gpu_8x_h100_sxm5", "2.99")]
-    tier = run_csv("cheapest", "--tier", "24 GB", "--pricing", "interruptible", "-w", warehouse)
+    tier = cli_csv("cheapest", "--tier", "24 GB", "--pricing", "interruptible", "-w", warehouse)
     assert [(r["offering"], r["price_usd_per_gpu_hour"]) for r in tier] == [("4090-a", "0.25")]
-    limited = run_csv("cheapest", "--min-vram", "40", "--limit", "2", "-w", warehouse)
+    limited = cli_csv("cheapest", "--min-vram", "40", "--limit", "2", "-w", warehouse)
     assert [r["price_usd_per_gpu_hour"] for r in limited] == ["0.9", "1.1"]
 
 
 def test_option_values_are_data_not_sql(warehouse: str) -> None:
-    assert run_csv("cheapest", "--provider", "x' OR '1'='1", "-w", warehouse) == []
+    assert cli_csv("cheapest", "--provider", "x' OR '1'='1", "-w", warehouse) == []
     result = runner.invoke(app, ["history", "L4", "--provider", "'; DROP TABLE observation; --",
                                  "-w", warehouse])
     assert result.exit_code == 1 and "no L4 prices" in result.output
-    assert run_csv("cheapest", "--gpu", "L4", "-w", warehouse)[0]["provider"] == "runpod"
+    assert cli_csv("cheapest", "--gpu", "L4", "-w", warehouse)[0]["provider"] == "runpod"
 
 
 def test_unknown_names_fail_clearly(warehouse: str) -> None:
@@ -69,12 +61,12 @@ def test_history_sparkline_and_plot(warehouse: str, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "█▁  $0.40 .. $0.50 per GPU-hour" in result.output
     assert png.read_bytes()[:4] == b"\x89PNG"
-    days = run_csv("history", "RTX 4090", "-w", warehouse)
+    days = cli_csv("history", "RTX 4090", "-w", warehouse)
     assert [r["price_usd_per_gpu_hour"] for r in days] == ["0.5", "0.4"]
 
 
 def test_scenario_named_and_ad_hoc(warehouse: str) -> None:
-    named = run_csv("scenario", "500h-a100-40gb", "-w", warehouse)
+    named = cli_csv("scenario", "500h-a100-40gb", "-w", warehouse)
     # aws's price is 72 h old: stale, not a comparable offer, so not a way to do the job
     assert [(r["platform"], r["cost_usd"]) for r in named] == [
         ("vastai", "450.0"), ("lambda", "550.0"), ("gcp", "1835.0")]
@@ -86,9 +78,9 @@ def test_scenario_named_and_ad_hoc(warehouse: str) -> None:
 
 
 def test_fit_one_question_and_matrix(warehouse: str) -> None:
-    fits = run_csv("fit", "--params", "70B", "--method", "qlora", "-w", warehouse)
+    fits = cli_csv("fit", "--params", "70B", "--method", "qlora", "-w", warehouse)
     assert (fits[0]["provider"], fits[0]["offering"]) == ("lambda", "gpu_1x_a100_sxm4_80gb")
     assert all(float(r["total_vram_gb"]) >= 51 for r in fits)
-    matrix = run_csv("fit", "--params", "7B", "-w", warehouse)
+    matrix = cli_csv("fit", "--params", "7B", "-w", warehouse)
     assert [(r["method"], r["vram_needed_gb"]) for r in matrix] == [
         ("full", "142.0"), ("lora", "30.0"), ("qlora", "6.9"), ("inference", "16.0")]

@@ -17,8 +17,6 @@ EUR 0.30. A capture on 2026-10-20 gives the chart a day with no rate within 7 da
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -32,7 +30,7 @@ from gpuprices.cli import app
 from reports.market.explain import explain_cheapest
 from reports.weekly.report import NoRateError, build_report, write_report
 from schemas.fx import no_rate_reason
-from tests.reports.conftest import NOW, Builder, offer
+from tests.reports.conftest import NOW, Builder, cli_csv, offer
 from tests.reports.test_place_currency import add_rate
 from warehouse.connection import connect
 from warehouse.fx import unit_of
@@ -134,12 +132,6 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _csv(*args: str) -> list[dict[str, str]]:
-    result = runner.invoke(app, [*args, "--format", "csv"])
-    assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.stdout)))
-
-
 def test_the_report_and_board_in_euros_match_cheapest_in_euros(warehouse: Path,
                                                                tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", "--currency", "EUR", "--out", str(tmp_path),
@@ -150,7 +142,7 @@ def test_the_report_and_board_in_euros_match_cheapest_in_euros(warehouse: Path,
     board = tmp_path / "board" / "EUR" / "index.html"
     assert f"board: {board.parent / written.name.replace('.EUR.md', '.html')}" in result.stdout
     assert not (tmp_path / "board" / "index.html").exists()  # nor the USD board
-    cheapest = _csv("cheapest", "--gpu", "RTX 4090", "--currency", "EUR", "-w", str(warehouse))
+    cheapest = cli_csv("cheapest", "--gpu", "RTX 4090", "--currency", "EUR", "-w", str(warehouse))
     first = cheapest[0]
     assert first["provider"] == "vastai"
     euros = float(first["price_eur_per_gpu_hour"])
@@ -193,8 +185,8 @@ def test_explain_command_in_euros(warehouse: Path) -> None:
 
 def test_index_in_euros_at_the_rate_of_its_day(warehouse: Path) -> None:
     today = datetime.now(UTC).date()
-    usd = {r["gpu_model"]: r for r in _csv("index", "--gpu", "RTX 4090", "-w", str(warehouse))}
-    eur = {r["gpu_model"]: r for r in _csv("index", "--gpu", "RTX 4090", "--currency", "EUR",
+    usd = {r["gpu_model"]: r for r in cli_csv("index", "--gpu", "RTX 4090", "-w", str(warehouse))}
+    eur = {r["gpu_model"]: r for r in cli_csv("index", "--gpu", "RTX 4090", "--currency", "EUR",
                                            "-w", str(warehouse))}
     assert usd.keys() == eur.keys() == {"RTX 4090"}
     value = usd["RTX 4090"]["value"]

@@ -25,8 +25,6 @@ Market = median over providers of each provider's median (three providers at lea
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -38,7 +36,7 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from schemas.fx import no_rate_reason
-from tests.reports.conftest import NOW, Builder, offer
+from tests.reports.conftest import NOW, Builder, cli_csv, offer
 from warehouse.connection import connect, connect_read_only
 from warehouse.fx import in_currency
 from warehouse.place import Place
@@ -165,12 +163,6 @@ def test_amounts_are_converted_at_the_rate_of_each_rows_day(
 
 # ---- the command line, on the same layout relative to the real clock --------------------------
 
-def _csv(*args: str) -> list[dict[str, str]]:
-    result = runner.invoke(app, [*args, "--format", "csv"])
-    assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.stdout)))
-
-
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("places") / "w.duckdb"
@@ -188,18 +180,18 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_cheapest_of_a_geography_and_a_region(warehouse: Path) -> None:
-    eu = _csv("cheapest", "--gpu", "H100", "--geo", "EU", "-w", str(warehouse))
+    eu = cli_csv("cheapest", "--gpu", "H100", "--geo", "EU", "-w", str(warehouse))
     assert [(r["provider"], r["region"], float(r["price_usd_per_gpu_hour"])) for r in eu] == [
         ("vastai", "Bavaria, DE", 2.10), ("scaleway", "fr-par-2", 3.00),
         ("lambda", "europe-central-1", 3.19), ("aws", "eu-west-1", 4.40)]
-    west = _csv("cheapest", "--gpu", "H100", "--region", "eu-west-2", "-w", str(warehouse))
+    west = cli_csv("cheapest", "--gpu", "H100", "--region", "eu-west-2", "-w", str(warehouse))
     assert [(r["provider"], r["region"]) for r in west] == [("aws", "eu-west-2")]
     bad = runner.invoke(app, ["cheapest", "--geo", "Atlantis", "-w", str(warehouse)])
     assert bad.exit_code == 2 and "unknown geography Atlantis" in bad.output
 
 
 def test_market_per_geography_command(warehouse: Path) -> None:
-    rows = _csv("market", "--gpu", "H100", "--per-geo", "--segment", "all",
+    rows = cli_csv("market", "--gpu", "H100", "--per-geo", "--segment", "all",
                 "-w", str(warehouse))
     values = {r["geo"]: r["market_usd_per_gpu_hour"] for r in rows}
     assert float(values["US"]) == pytest.approx(2.99)
@@ -208,7 +200,7 @@ def test_market_per_geography_command(warehouse: Path) -> None:
 
 
 def test_cheapest_in_euros_at_todays_rate(warehouse: Path) -> None:
-    rows = _csv("cheapest", "--gpu", "H100", "--geo", "US", "--currency", "eur",
+    rows = cli_csv("cheapest", "--gpu", "H100", "--geo", "US", "--currency", "eur",
                 "-w", str(warehouse))
     first = rows[0]
     assert first["provider"] == "vastai"
@@ -216,7 +208,7 @@ def test_cheapest_in_euros_at_todays_rate(warehouse: Path) -> None:
     assert float(first["fx_rate"]) == pytest.approx(USD_PER_EUR)
     assert first["fx_date"] == datetime.now(UTC).date().isoformat()
     assert "price_usd_per_gpu_hour" not in first
-    pounds = _csv("cheapest", "--gpu", "H100", "--geo", "US", "--currency", "GBP",
+    pounds = cli_csv("cheapest", "--gpu", "H100", "--geo", "US", "--currency", "GBP",
                   "-w", str(warehouse))
     assert float(pounds[0]["price_gbp_per_gpu_hour"]) == pytest.approx(1.80 * GBP_PER_EUR
                                                                  / USD_PER_EUR)

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from tests.conftest import REPO
-from warehouse.frames import register_once, sql_frame, temp_table
+from warehouse.frames import scanned_once, sql_frame, temp_table
 
 # Every column type the warehouse's tables and views hold, and a few more.
 _TYPED = """
@@ -59,15 +59,14 @@ def test_a_small_answer_imports_neither_pyarrow_nor_numpy() -> None:
 def test_a_frame_goes_back_with_every_type_and_value(con: duckdb.DuckDBPyConnection) -> None:
     frame = sql_frame(con, _TYPED)
     con.execute(f"CREATE TABLE typed AS {_TYPED} WHERE false")
-    register_once(con, "_rows", frame)
-    con.execute("INSERT INTO typed BY NAME SELECT * FROM _rows")
-    con.unregister("_rows")
+    with scanned_once(con, "_rows", frame):
+        con.execute("INSERT INTO typed BY NAME SELECT * FROM _rows")
     assert sql_frame(con, "SELECT * FROM typed").equals(frame)
     # a stream is read once: a second scan fails loudly, never reads nothing
-    register_once(con, "_rows", frame)
-    con.execute("SELECT count(*) FROM _rows").fetchall()
-    with pytest.raises(duckdb.Error, match="consumed"):
+    with scanned_once(con, "_rows", frame):
         con.execute("SELECT count(*) FROM _rows").fetchall()
+        with pytest.raises(duckdb.Error, match="consumed"):
+            con.execute("SELECT count(*) FROM _rows").fetchall()
 
 
 def test_a_temp_table_is_read_many_times_even_read_only(tmp_path: object) -> None:

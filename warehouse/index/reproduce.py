@@ -31,7 +31,7 @@ from scrapers.base import Source
 from warehouse.append import insert_frame
 from warehouse.archive import read_archived
 from warehouse.connection import connect
-from warehouse.frames import register_once, sql_frame
+from warehouse.frames import scanned_once, sql_frame
 from warehouse.index.prints import day_prints
 from warehouse.index.provenance import code_version, parser_digest
 from warehouse.index.publish import compute_day
@@ -203,12 +203,9 @@ def _scratch(con: duckdb.DuckDBPyConnection, sources: Mapping[str, Source], arch
                 pl.lit(f"{run_id}-0").alias("run_id")))
     insert_frame(scratch, "scrape_run", pl.DataFrame(runs))
     keys = captures.select("source", "capture_id")
-    register_once(con, "_reproduce_keys", keys)
-    try:
+    with scanned_once(con, "_reproduce_keys", keys):
         parts = sql_frame(con, "SELECT p.* FROM provider_capture p "
                           "SEMI JOIN _reproduce_keys k USING (source, capture_id)")
-    finally:
-        con.unregister("_reproduce_keys")
     insert_frame(scratch, "provider_capture", parts)
     scratch.execute("""
         INSERT INTO latest_observation

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from warehouse.frames import register_once, sql_frame
+from warehouse.frames import scanned_once, sql_frame
 from warehouse.index.engine import VOTE_SCHEMA, History
 from warehouse.index.params import IndexParams, canonical_json, params_from_json
 from warehouse.transaction import transaction
@@ -244,8 +244,7 @@ def runs_fingerprints(con: duckdb.DuckDBPyConnection,
         return {}
     days = pl.DataFrame({"day": list(moments), "as_of": list(moments.values())},
                         schema={"day": pl.Date(), "as_of": pl.Datetime("us", "UTC")})
-    register_once(con, "_index_moments", days)
-    try:
+    with scanned_once(con, "_index_moments", days):
         rows = con.execute(
             """
             WITH runs AS (
@@ -260,8 +259,6 @@ def runs_fingerprints(con: duckdb.DuckDBPyConnection,
             FROM _index_moments m LEFT JOIN runs r ON r.observed_at <= m.as_of
             GROUP BY m.day
             """).fetchall()
-    finally:
-        con.unregister("_index_moments")
     return {day: str(fingerprint) for day, fingerprint in rows}
 
 
