@@ -208,7 +208,9 @@ def _run(size: dict[str, int], folder: Path, base: str, pg: Any, s3: Any,
     os.environ.update({**s3.env(), "GPUPRICES_ARCHIVE": str(folder / "raw"),
                        "GPUPRICES_LAKE_DATA_PATH": f"s3://{bucket}/lake/",
                        "GPUPRICES_RETRIES": "2", "GPUPRICES_BACKOFF_S": "0.05",
-                       "GPUPRICES_WORKERS": "4", "GPUPRICES_ALERTS": str(folder / "none.toml")})
+                       # a batch's sources at once: they land in groups (flows.refresh_work.Writer)
+                       "GPUPRICES_WORKERS": str(size["batch"]),
+                       "GPUPRICES_ALERTS": str(folder / "none.toml")})
     url = f"ducklake:postgres:{pg.dsn(pg.create_database())}"
     from warehouse.connection import connect
 

@@ -23,7 +23,6 @@ Prefect, in refresh_work/scrapers.http, so that the plain CLI path has them too:
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,6 +41,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from contract.settings import Settings
 from flows.refresh_work import (
     RefreshResult,
+    Writer,
     progress_log,
     refresh_now,
     run_refresh,
@@ -82,13 +82,13 @@ def scrape_or_fail(
     settings: Settings,
     con: duckdb.DuckDBPyConnection,
     client: httpx.Client,
-    write_lock: threading.Lock,
+    writer: Writer,
     run_id: str,
     offline: bool,
 ) -> ScrapeOutcome:
     """One source's work as a task body: its outcome, or SourceFailed when it did not land."""
     outcome = scrape_source(source_name, settings=settings, con=con, client=client,
-                            write_lock=write_lock, run_id=run_id, offline=offline)
+                            writer=writer, run_id=run_id, offline=offline)
     if not outcome.ok:
         raise SourceFailed(outcome)
     return outcome

@@ -4,6 +4,10 @@ Wiring only: fetching is scrapers', landing is warehouse.ingest's. A source that
 recorded; it never stops the others. No Prefect here: the `refresh` flow (flows/refresh.py)
 runs the same functions as Prefect tasks; the CLI calls `refresh_now` directly.
 
+Landings commit in groups (`Writer`): while one commit runs, the sources that finish
+meanwhile wait, and the next commit lands all of them together; each source still gets (and
+logs, and under Prefect fails on) its own outcome.
+
 Both ways share one policy: at most `settings.max_workers` sources at once; transient fetch
 errors retried by `with_retries` (the only retry layer); a source's fetch stops at
 `settings.source_timeout_s`. Each source's outcome is logged on `gpuprices.refresh` from the
@@ -45,7 +49,15 @@ from warehouse.append import (
 )
 from warehouse.connection import cursor as cursor_of
 from warehouse.connection import open_warehouse
-from warehouse.ingest import Prepared, ScrapeOutcome, land, prepare, record_fetch_failure
+from warehouse.ingest import (
+    Landing,
+    Prepared,
+    ScrapeOutcome,
+    land,
+    land_group,
+    prepare,
+    record_fetch_failure,
+)
 from warehouse.lock import refresh_lock
 
 # The CLI listens here to draw its progress display; each record carries `outcome`.
@@ -96,13 +108,13 @@ def scrape_source(
     settings: Settings,
     con: duckdb.DuckDBPyConnection,
     client: httpx.Client,
-    write_lock: threading.Lock,
+    writer: Writer,
     run_id: str,
     offline: bool,
 ) -> ScrapeOutcome:
     """Fetch, parse and land one source; its outcome is recorded and logged, never raised."""
     outcome = _scrape(all_sources()[source_name], settings=settings, con=con, client=client,
-                      write_lock=write_lock, run_id=run_id, offline=offline)
+                      writer=writer, run_id=run_id, offline=offline)
     report_outcome(outcome)
     return outcome
 
@@ -113,7 +125,7 @@ def _scrape(
     settings: Settings,
     con: duckdb.DuckDBPyConnection,
     client: httpx.Client,
-    write_lock: threading.Lock,
+    writer: Writer,
     run_id: str,
     offline: bool,
 ) -> ScrapeOutcome:
@@ -126,17 +138,17 @@ def _scrape(
         try:
             raw, attempts = _fetch(source, client, settings)
         except SourceSkipped as skipped:
-            with writing(con, write_lock) as cursor:
+            with writer.alone() as cursor:
                 return record_fetch_failure(
                     cursor, source, run_id=run_id, started_at=started, attempts=0,
                     error=str(skipped), status="skipped")
         except FetchError as error:
-            with writing(con, write_lock) as cursor:
+            with writer.alone() as cursor:
                 return record_fetch_failure(
                     cursor, source, run_id=run_id, started_at=started,
                     attempts=getattr(error, "attempts", 1), error=str(error))
         except ParseError as error:  # a paged fetch reads each page; a wrong one ends it here
-            with writing(con, write_lock) as cursor:
+            with writer.alone() as cursor:
                 return record_fetch_failure(
                     cursor, source, run_id=run_id, started_at=started, attempts=1,
                     error=f"parse error: {error}")
@@ -144,23 +156,84 @@ def _scrape(
     # a payload already stored is not parsed at all (`land` checks again under the lock).
     prepared = None if capture_stored(cursor_of(con), source.name, raw.capture_id) \
         else _prepare_reading_rates(con, source, raw, run_id)
-    with writing(con, write_lock) as cursor:
-        return land(cursor, source, raw, prepared, run_id=run_id,
-                    archive_root=settings.archive_root, started_at=started,
-                    attempts=attempts, note=note)
+    return writer.land(Landing(source, raw, prepared, started, attempts, note))
 
 
-@contextmanager
-def writing(con: duckdb.DuckDBPyConnection,
-            write_lock: threading.Lock) -> Iterator[duckdb.DuckDBPyConnection]:
-    """One source's write: under the lock, on its own cursor, closed however the block ends
-    (closing rolls back a transaction that anything, even a KeyboardInterrupt, cut short)."""
-    with write_lock:
-        cursor = cursor_of(con)
+@dataclass(eq=False)
+class _Waiting:
+    landing: Landing
+    outcome: ScrapeOutcome | None = None
+    alone: bool = False  # its group failed: it lands by itself
+
+
+class Writer:
+    """The refresh's one writer: writes take turns on `con` (one at a time, each on its own
+    cursor), and landings commit in groups.
+
+    `land` is a group commit: a source queues its landing and takes the write turn; whoever
+    gets the turn lands every landing queued by then in one transaction (warehouse.ingest.
+    land_group), and the sources whose landing it took find their outcome when their turn
+    comes. A group that fails for a reason other than a conflict lands each capture alone, so
+    a bad capture keeps no other out and its error is its own source's.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, run_id: str,
+                 archive_root: Path) -> None:
+        self._con, self._run_id, self._archive_root = con, run_id, archive_root
+        self._turn = threading.Lock()
+        self._queue_guard = threading.Lock()
+        self._queue: list[_Waiting] = []
+        self.commits = 0  # group commits made (the scale benchmark and tests read it)
+
+    @contextmanager
+    def alone(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One write of its own: the turn, a cursor, closed however the block ends (closing
+        rolls back a transaction that anything, even a KeyboardInterrupt, cut short)."""
+        with self._turn:
+            cursor = cursor_of(self._con)
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+
+    def waiting(self) -> int:
+        """Landings queued for the next group."""
+        with self._queue_guard:
+            return len(self._queue)
+
+    def land(self, landing: Landing) -> ScrapeOutcome:
+        """Land `landing`, with whichever others are queued when the turn comes."""
+        mine = _Waiting(landing)
+        with self._queue_guard:
+            self._queue.append(mine)
+        with self.alone() as cursor:
+            if mine.outcome is None and not mine.alone:
+                with self._queue_guard:
+                    group, self._queue = self._queue, []
+                self._land_together(cursor, group)
+            if mine.outcome is not None:
+                return mine.outcome
+            return land(cursor, landing.source, landing.raw, landing.prepared,
+                        run_id=self._run_id, archive_root=self._archive_root,
+                        started_at=landing.started_at, attempts=landing.attempts,
+                        note=landing.note)
+
+    def _land_together(self, cursor: duckdb.DuckDBPyConnection, group: list[_Waiting]) -> None:
+        if len(group) == 1:
+            group[0].alone = True  # `land` itself: the group path would add nothing
+            return
         try:
-            yield cursor
-        finally:
-            cursor.close()
+            outcomes = land_group(cursor, [w.landing for w in group], run_id=self._run_id,
+                                  archive_root=self._archive_root)
+        except Exception as exc:
+            progress_log.warning("%d landings failed together (%s: %s); each lands alone",
+                                 len(group), type(exc).__name__, exc)
+            for waiting in group:
+                waiting.alone = True
+            return
+        self.commits += 1
+        for waiting, outcome in zip(group, outcomes, strict=True):
+            waiting.outcome = outcome
 
 
 def _prepare_reading_rates(con: duckdb.DuckDBPyConnection, source: Source, raw: RawCapture,
@@ -216,7 +289,6 @@ def run_refresh(
     chosen = resolve_names(source_names) if source_names else list(sources)  # KeyError: unknown
     run_id = run_id or f"refresh-{uuid.uuid4().hex[:12]}"
     outcomes: list[ScrapeOutcome] = []
-    write_lock = threading.Lock()
     with (
         refresh_lock(settings.warehouse, wait_s=lock_wait_s),
         open_warehouse(settings.warehouse) as con,
@@ -225,12 +297,13 @@ def run_refresh(
         register_sources(con, source_infos(sources))
         start_run(con, run_id, "refresh", offline=offline)
         refresh_rates(con, client, settings, offline=offline)  # ECB rates before any price
+        writer = Writer(con, run_id=run_id, archive_root=settings.archive_root)
         kwargs = {"settings": settings, "con": con, "client": client,
-                  "write_lock": write_lock, "run_id": run_id, "offline": offline}
+                  "writer": writer, "run_id": run_id, "offline": offline}
         for name, (outcome, reason) in (runner or run_in_threads)(chosen, kwargs):
             if outcome is None:
                 # The task itself died (timeout, bug): record it like any other failure.
-                with writing(con, write_lock) as cursor:
+                with writer.alone() as cursor:
                     outcome = record_fetch_failure(
                         cursor, sources[name], run_id=run_id,
                         started_at=datetime.now(UTC), attempts=1, error=f"task {reason}")
@@ -238,7 +311,7 @@ def run_refresh(
             outcomes.append(outcome)
         failed = [o.source for o in outcomes if not o.ok]
         if source_names is None:  # a full refresh: the day's fixing (flows/index_fix.py)
-            with writing(con, write_lock) as cursor:
+            with writer.alone() as cursor:
                 fix_after_refresh(cursor, sources)
         status = "completed" if not failed else ("failed" if len(failed) == len(outcomes)
                                                  else "partial")

@@ -51,7 +51,8 @@ from warehouse.append import (
 from warehouse.archive import archive
 from warehouse.fx import convert_batch, hold_out
 from warehouse.screen_context import previous_parts, screen_context
-from warehouse.transaction import retrying
+from warehouse.summaries import days_refreshed_once
+from warehouse.transaction import one_transaction, retrying
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +239,39 @@ def land(
         con, source, raw, prepared, run_id=run_id, archive_root=archive_root,
         started_at=started_at, attempts=attempts, note=note, previous_rows=previous_rows),
         what=f"landing {source.name}")
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """One source's capture waiting to land (the arguments of `land`, for `land_group`)."""
+
+    source: Source
+    raw: RawCapture
+    prepared: Prepared | None
+    started_at: datetime
+    attempts: int = 1
+    note: str | None = None
+
+
+def land_group(con: duckdb.DuckDBPyConnection, landings: list[Landing], *, run_id: str,
+               archive_root: Path) -> list[ScrapeOutcome]:
+    """`land` for several captures in one transaction: each lands exactly as `land` would
+    land it alone (same checks, screens and outcome), the day-by-day tables are recomputed
+    once, and the group commits once (on a lake a commit is the expensive, serial part).
+    A conflict runs the whole group again; any other error rolls the whole group back and is
+    raised: the caller lands each capture alone then, so one bad capture keeps no other out."""
+    for landing in landings:
+        if landing.prepared is not None and landing.prepared.run_id != run_id:
+            raise ValueError(f"prepared for run {landing.prepared.run_id!r}, landing run "
+                             f"{run_id!r}")
+
+    def once() -> list[ScrapeOutcome]:
+        with one_transaction(con), days_refreshed_once(con):
+            return [_land_once(con, x.source, x.raw, x.prepared, run_id=run_id,
+                               archive_root=archive_root, started_at=x.started_at,
+                               attempts=x.attempts, note=x.note, previous_rows="last_run")
+                    for x in landings]
+    return retrying(once, what=f"landing {', '.join(x.source.name for x in landings)}")
 
 
 def _land_once(

@@ -18,7 +18,8 @@ source's price changes and every later day. `rebuild` recomputes everything from
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 
 import duckdb
@@ -28,8 +29,8 @@ from warehouse.frames import scanned_once
 from warehouse.semantic_daily import DERIVED_TABLES, refresh_days
 from warehouse.transaction import transaction
 
-__all__ = ["SUMMARY_TABLES", "UTC_DAY", "after_append", "rebuild", "rebuild_committed",
-           "refresh_latest"]
+__all__ = ["SUMMARY_TABLES", "UTC_DAY", "after_append", "days_refreshed_once", "rebuild",
+           "rebuild_committed", "refresh_latest"]
 
 SUMMARY_TABLES = ("latest_observation", "daily_price", "price_change", "price_state",
                   *DERIVED_TABLES)
@@ -224,5 +225,27 @@ def after_append(con: duckdb.DuckDBPyConnection, source: str, days: Iterable[dat
     refresh_latest(con, source, force=wrote_current, written=written,
                    current=(current[0], current[1]) if current else (None, None))
     changed_from = min([*days, *([run_day] if run_day else [])], default=None)
-    if changed_from is not None:
+    if changed_from is None:
+        return
+    if id(con) in _deferred:
+        _deferred[id(con)].append(changed_from)
+    else:
         refresh_days(con, changed_from)
+
+
+_deferred: dict[int, list[date]] = {}  # id() of a connection in `days_refreshed_once`
+
+
+@contextmanager
+def days_refreshed_once(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Appends inside the block leave the day-by-day tables to its end, which recomputes them
+    once from the earliest day any of them changed: the same tables as one recompute per
+    append (a day's values depend only on the data at its end), for one recompute's cost.
+    Use inside the appends' transaction; a block that raises recomputes nothing."""
+    _deferred[id(con)] = []
+    try:
+        yield
+    finally:
+        changed = _deferred.pop(id(con))
+    if changed:
+        refresh_days(con, min(changed))

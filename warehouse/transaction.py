@@ -40,6 +40,7 @@ __all__ = [
     "LakeConflict",
     "conflicts_seen",
     "ensure_token",
+    "one_transaction",
     "retrying",
     "transaction",
 ]
@@ -52,6 +53,7 @@ CONFLICT_PATIENCE_S = 900.0  # a writer gives up after losing for this long
 _CONFLICT_WORDS = ("transaction conflict", "conflict on tuple", "failed to commit ducklake")
 _seen = [0]
 _seen_guard = threading.Lock()
+_joined: set[int] = set()  # id() of connections inside `one_transaction`
 
 
 class LakeConflict(WarehouseError):
@@ -86,7 +88,10 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
     """BEGIN; the block; COMMIT. Any exception (a failed COMMIT too) rolls back and is raised.
     On a lake the transaction first takes the write token, and a commit that lost to another
-    writer raises LakeConflict."""
+    writer raises LakeConflict. Inside `one_transaction(con)` the block joins that transaction."""
+    if id(con) in _joined:
+        yield con
+        return
     con.execute("BEGIN TRANSACTION")
     try:
         if on_lake(con):
@@ -104,6 +109,19 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
         if _is_conflict(exc):
             raise LakeConflict(str(exc).splitlines()[-1]) from None
         raise
+
+
+@contextmanager
+def one_transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A `transaction` that every `transaction(con)` inside the block joins: several units of
+    work (e.g. a group of landings) commit together or not at all, one commit instead of one
+    each (on a lake a commit is the expensive part, and writers take turns at it)."""
+    with transaction(con):
+        _joined.add(id(con))
+        try:
+            yield con
+        finally:
+            _joined.discard(id(con))
 
 
 def retrying(work: Callable[[], T], *, what: str = "write",
