@@ -219,8 +219,9 @@ class Writer:
                         note=landing.note)
 
     def _land_together(self, cursor: duckdb.DuckDBPyConnection, group: list[_Waiting]) -> None:
-        if len(group) == 1:
-            group[0].alone = True  # `land` itself: the group path would add nothing
+        if len(group) <= 1:  # (none: a failed leader's group took this one's landing)
+            for waiting in group:
+                waiting.alone = True  # `land` itself: the group path would add nothing
             return
         try:
             outcomes = land_group(cursor, [w.landing for w in group], run_id=self._run_id,
