@@ -138,3 +138,34 @@ def test_no_connection_prints_a_progress_bar(tmp_path: Path,
             sandbox.execute("SET enable_progress_bar = true")
     finally:
         sandbox.close()
+
+
+def test_upkeep_rewrites_files_whose_rows_were_mostly_replaced(tmp_path: Path) -> None:
+    """A derived table rewritten per landing (DELETE then INSERT) keeps every replaced row in
+    its files until upkeep rewrites them; afterwards reads scan only live rows."""
+    from warehouse.lake import LAKE_ALIAS, lake_connection, upkeep
+
+    url = f"ducklake:{tmp_path / 'catalog.ducklake'}"
+    con = lake_connection(url, str(tmp_path / "data"), read_only=False)
+    meta = f"__ducklake_metadata_{LAKE_ALIAS}"
+    live = (f"SELECT (SELECT count(*) FROM {meta}.ducklake_delete_file WHERE end_snapshot IS "
+            f"NULL), (SELECT sum(record_count) FROM {meta}.ducklake_data_file WHERE "
+            f"end_snapshot IS NULL)")
+    try:
+        con.execute("CREATE TABLE state (source VARCHAR, price DOUBLE)")
+        con.execute("SET ducklake_default_data_inlining_row_limit = 0")  # files, not inlined
+        con.execute("INSERT INTO state SELECT 's' || range, 0 FROM range(600)")
+        for night in range(1, 6):  # each night replaces a sixth of the rows (other sources)
+            con.execute("BEGIN")
+            con.execute("DELETE FROM state WHERE CAST(source[2:] AS INT) % 6 = ?", [night])
+            con.execute("INSERT INTO state SELECT 's' || range, ? FROM range(600) "
+                        "WHERE range % 6 = ?", [night, night])
+            con.execute("COMMIT")
+        deletes, rows_in_files = con.execute(live).fetchone()
+        assert deletes == 1 and rows_in_files == 1100  # the first file: 500 of 600 rows dead
+        upkeep(con, keep=timedelta(0))
+        assert con.execute(live).fetchone() == (0, 600)
+        assert con.execute("SELECT count(*), count(DISTINCT source), sum(price) FROM state"
+                           ).fetchone() == (600, 600, 100 * (1 + 2 + 3 + 4 + 5))
+    finally:
+        con.close()
