@@ -167,8 +167,8 @@ def upkeep(
                                               callback=in_range(0, 24 * 365))] = 168.0,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Bound a DuckLake's growth: merge small files, expire old snapshots, delete the files
-    no snapshot needs (the `lake-upkeep` deployment runs it hourly)."""
+    """Bound a DuckLake's growth: rewrite mostly-deleted files, merge small files, expire old
+    snapshots, delete the files no snapshot needs (the `lake-upkeep` deployment runs it hourly)."""
     import os
     from datetime import timedelta
 
