@@ -183,7 +183,7 @@ class Writer:
         self._turn = threading.Lock()
         self._queue_guard = threading.Lock()
         self._queue: list[_Waiting] = []
-        self.commits = 0  # group commits made (the scale benchmark and tests read it)
+        self.commits = 0  # group commits made (the tests read it)
 
     @contextmanager
     def alone(self) -> Iterator[duckdb.DuckDBPyConnection]:
