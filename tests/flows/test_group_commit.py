@@ -15,11 +15,11 @@ import flows.refresh_work as work
 import warehouse.ingest as ingest
 from flows.refresh_work import Writer, source_infos
 from scrapers.registry import all_sources
-from tests.unit.test_perf_tables import table
+from tests.unit.test_perf_tables import assert_summaries_equal_a_rebuild, table
 from warehouse.append import register_sources
 from warehouse.connection import connect
 from warehouse.ingest import Landing, ScrapeOutcome, land, land_group
-from warehouse.summaries import SUMMARY_TABLES, rebuild
+from warehouse.summaries import SUMMARY_TABLES
 
 DAY_ONE = datetime(2026, 11, 20, 9, tzinfo=UTC)
 # direct sources of several providers, and two aggregators (per-provider parts, volume gates)
@@ -48,15 +48,6 @@ def _stored(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
     return {"runs": runs, "counts": counts,
             **{t: table(con, t) for t in SUMMARY_TABLES if t != "market_price"},
             "market_price": table(con, "market_price").drop("computed_at", strict=False)}
-
-
-def assert_summaries_equal_a_rebuild(con: duckdb.DuckDBPyConnection) -> None:
-    kept = {t: table(con, t) for t in SUMMARY_TABLES}
-    con.execute("BEGIN TRANSACTION")
-    rebuild(con)
-    for name, frame in kept.items():
-        assert frame.equals(table(con, name)), name
-    con.execute("ROLLBACK")
 
 
 def _same(left: dict[str, object], right: dict[str, object]) -> None:
@@ -98,19 +89,24 @@ def test_a_capture_twice_in_one_group_lands_once(tmp_path: Path) -> None:
 
 def test_a_group_that_fails_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     con = _warehouse(tmp_path / "w.duckdb")
-    real = ingest._land_once
-
-    def breaks_on_vastai(con: duckdb.DuckDBPyConnection, source: object, *args: object,
-                         **kwargs: object) -> ScrapeOutcome:
-        if getattr(source, "name", "") == "vastai":
-            raise RuntimeError("disk full")
-        return real(con, source, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ingest, "_land_once", breaks_on_vastai)
+    _break_landing_of("vastai", "disk full", monkeypatch)
     with pytest.raises(RuntimeError, match="disk full"):
         land_group(con, _landings(FIRST, DAY_ONE), run_id="r", archive_root=tmp_path / "raw")
     for name in ("observation", "scrape_run", "raw_capture", *SUMMARY_TABLES):
         assert con.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,), name
+
+
+def _break_landing_of(name: str, error: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Landing `name`'s capture raises RuntimeError(error); every other lands as usual."""
+    real = ingest._land_once
+
+    def breaks(con: duckdb.DuckDBPyConnection, source: object, *args: object,
+               **kwargs: object) -> ScrapeOutcome:
+        if getattr(source, "name", "") == name:
+            raise RuntimeError(error)
+        return real(con, source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest, "_land_once", breaks)
 
 
 def _land_in_threads(writer: Writer, landings: list[Landing]) -> dict[str, object]:
@@ -152,15 +148,7 @@ def test_landings_that_wait_for_the_writer_commit_together(tmp_path: Path) -> No
 def test_one_bad_landing_keeps_no_other_out(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     con = _warehouse(tmp_path / "w.duckdb")
-    real = ingest._land_once
-
-    def breaks_on_vastai(con: duckdb.DuckDBPyConnection, source: object, *args: object,
-                         **kwargs: object) -> ScrapeOutcome:
-        if getattr(source, "name", "") == "vastai":
-            raise RuntimeError("vastai: a bug in its landing")
-        return real(con, source, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ingest, "_land_once", breaks_on_vastai)
+    _break_landing_of("vastai", "vastai: a bug in its landing", monkeypatch)
     writer = Writer(con, run_id="r", archive_root=tmp_path / "raw")
     results = _land_in_threads(writer, _landings(FIRST, DAY_ONE))
     assert writer.commits == 0  # the group failed; each landed alone
