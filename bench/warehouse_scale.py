@@ -17,14 +17,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
 from bench._common import best_of, header, size_arg, verdict
 from bench.plain_views import install_plain_views
-from bench.synthetic import end_of, generate
+from bench.synthetic import generate, last_night
 from warehouse.connection import connect
 
 SIZES = {"small": (1_000, 400), "full": (14_000, 3_650)}
@@ -47,8 +47,7 @@ def _rows(sql: str, params: dict[str, object] | None = None) -> Callable[..., in
     return run
 
 
-def questions(days: int, offering: str) -> list[Question]:
-    end = end_of(days)
+def questions(end: datetime, days: int, offering: str) -> list[Question]:
     year_ago = (end - timedelta(days=365)).date()
     as_of = end - timedelta(days=days // 2, hours=-3)
     report_dir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-report-"))
@@ -155,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                                "AND pricing = 'on_demand' LIMIT 1").fetchone()
         repeat = 3 if args.size == "small" else 5
         print(f"   {'question':<52}{'ours':>10}{'hand':>10}{'ratio':>8}{'target':>9}")
-        for q in questions(days, offering[0] if offering else ""):
+        for q in questions(last_night(con), days, offering[0] if offering else ""):
             if args.before:  # minutes per question at full size: once, hand-written skipped
                 ours = best_of(lambda: q.ours(con), 1, warmup=0)  # noqa: B023
                 print(f"   {q.name:<52}{ours * 1000:8.0f}ms  (before: plain view)")

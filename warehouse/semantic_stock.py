@@ -47,26 +47,29 @@ HARD_TO_GET_SHARE = 0.5
 # A region listed this many days before the window still counts as one of the provider's.
 KEY_LOOKBACK_DAYS = 30
 
+# Only the runs of the window and of the KEY_LOOKBACK_DAYS before it are read (`runs`), so a
+# question costs the same at any history size; what the rules need from earlier runs is one
+# date, the last in stock of a key not in stock since, looked up for those keys alone.
+_OFFERS_THAT_COUNT = """
+    ($models IS NULL OR list_contains($models, {o}.gpu_model))
+    AND excluded_because({o}.gpu_model, {o}.gpu_only, {o}.gpu_count, {o}.pricing, $pricing,
+                         NULL, false) IS NULL"""
 AVAILABILITY = """
-WITH runs AS (
+WITH every_run AS (
     SELECT s.source, s.observed_at AS seen_at, s.capture_id, c.stored_observed_at AS stored_at
     FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
     WHERE confirms(s.status) AND s.observed_at <= $as_of
+), runs AS (
+    SELECT * FROM every_run WHERE seen_at > $since - to_days($lookback)
 ), captures AS (
     SELECT DISTINCT source, capture_id, stored_at FROM runs
-), rows AS (
+), recent AS (
     SELECT o.source, o.provider, o.gpu_model, o.region, o.capture_id, o.available,
            o.gpus_available, o.stock_level
     FROM observation o
     JOIN captures c ON o.source = c.source AND o.capture_id = c.capture_id
                    AND o.observed_at = c.stored_at
-    WHERE ($models IS NULL OR list_contains($models, o.gpu_model))
-      AND excluded_because(o.gpu_model, o.gpu_only, o.gpu_count, o.pricing, $pricing, NULL,
-                           false) IS NULL
-), recent AS (
-    SELECT r.* FROM rows r
-    SEMI JOIN runs w ON w.source = r.source AND w.capture_id = r.capture_id
-                    AND w.seen_at > $since - to_days($lookback)
+    WHERE """ + _OFFERS_THAT_COUNT.format(o="o") + """
 ), direct AS (
     SELECT DISTINCT provider FROM source WHERE NOT aggregator
 ), speaking AS (
@@ -77,7 +80,7 @@ WITH runs AS (
       AND (NOT src.aggregator OR r.provider NOT IN (SELECT provider FROM direct))
     GROUP BY r.provider, r.gpu_model
 ), spoken AS (
-    SELECT r.* FROM rows r SEMI JOIN speaking USING (provider, gpu_model, source)
+    SELECT r.* FROM recent r SEMI JOIN speaking USING (provider, gpu_model, source)
 ), reported AS (
     SELECT r.provider, r.gpu_model, r.region, r.source,
            coalesce(bool_or(r.available), false) AS ever_in_stock
@@ -119,14 +122,26 @@ WITH runs AS (
            arg_max(stock_state(in_stock, level, gpus_free), seen_at) AS last_state,
            arg_max(gpus_free, seen_at) AS gpus_free
     FROM states GROUP BY ALL
+), not_lately AS (  -- keys not in stock at any run read: when were they last, before those?
+    SELECT provider, gpu_model, region, source FROM series
+    WHERE last_in_stock IS NULL AND observations > 0
+), earlier AS (
+    SELECT k.provider, k.gpu_model, k.region, k.source, max(w.seen_at) AS last_in_stock
+    FROM not_lately k
+    JOIN every_run w ON w.source = k.source AND w.seen_at <= $since - to_days($lookback)
+    JOIN observation x ON x.source = w.source AND x.capture_id = w.capture_id
+         AND x.observed_at = w.stored_at AND x.provider = k.provider
+         AND x.gpu_model = k.gpu_model AND x.region = k.region
+    WHERE x.available AND """ + _OFFERS_THAT_COUNT.format(o="x") + """
+    GROUP BY ALL
 )
 SELECT gpu_model, provider, region, observations, in_stock_observations,
        round(in_stock_observations / nullif(observations, 0), 4) AS share_in_stock,
-       last_in_stock,
+       coalesce(s.last_in_stock, e.last_in_stock) AS last_in_stock,
        CASE WHEN last_seen < $as_of - stale_after() THEN 'unknown' ELSE last_state END
            AS state,
        gpus_free, last_seen, source
-FROM series
+FROM series s LEFT JOIN earlier e USING (provider, gpu_model, region, source)
 WHERE observations > 0
 ORDER BY gpu_model, provider, region
 """

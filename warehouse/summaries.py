@@ -76,8 +76,11 @@ _PRICE_STATE = f"""
 """
 
 
-def rebuild(con: duckdb.DuckDBPyConnection) -> None:
-    """Recompute every summary table from observation + scrape_run (the caller commits)."""
+def rebuild(con: duckdb.DuckDBPyConnection, *, day_tables: bool = True) -> None:
+    """Recompute every summary table from observation + scrape_run (the caller commits).
+
+    `day_tables=False` leaves the day-by-day tables (DERIVED_TABLES) empty, for a bulk load
+    that fills them with refresh_days a stretch of days per transaction."""
     for table in SUMMARY_TABLES:
         con.execute(f"DELETE FROM {table}")
     con.execute(_DAILY_PRICE.format(where=""))
@@ -89,7 +92,8 @@ def rebuild(con: duckdb.DuckDBPyConnection) -> None:
         JOIN latest_capture c ON o.source = c.source AND o.capture_id = c.capture_id
                              AND o.observed_at = c.observed_at""")
     # after latest_observation: current_price_at reads the current captures from it
-    refresh_days(con, None)
+    if day_tables:
+        refresh_days(con, None)
 
 
 def rebuild_committed(con: duckdb.DuckDBPyConnection) -> None:

@@ -231,3 +231,24 @@ def test_the_board_shows_the_stock_state_beside_prices(stock: duckdb.DuckDBPyCon
     assert [(r[3], r[7], r[9]) for r in rows] == [
         ("coreweave", "$2.20", "?"), ("voltagepark", "$2.20", "low"),
         ("runpod", "$2.49", "low"), ("lambda", "$3.29", "available")]
+
+
+def test_last_in_stock_long_before_the_runs_read_is_still_found(build: Builder) -> None:
+    """Only the window's runs and the KEY_LOOKBACK_DAYS before it are read; a key rented out
+    since then still shows when it was last in stock, and one never in stock shows none."""
+    build.source("vastai", "vastai")
+    for k in (75, 60, 45, 20, 3, 2, 1, 0):
+        build.capture("vastai", NOW - timedelta(days=k), [
+            offer("vastai", "31337", "H100 SXM", 1.80, region="Texas, US", available=k >= 60),
+            offer("vastai", "4242", "H100 SXM", 1.95, region="Quebec, CA", available=False),
+            # another pricing kind of the same key, in stock later: it does not count
+            {**offer("vastai", "31337-r", "H100 SXM", 1.20, region="Texas, US",
+                     available=k >= 45), "pricing": "reserved"},
+        ], run_id=f"night-{k}")
+    rows = _series(build.con, gpu_models=["H100 SXM"])
+    texas = rows[("H100 SXM", "vastai", "Texas, US")]
+    assert (texas["observations"], texas["in_stock_observations"]) == (4, 0)
+    assert (texas["last_in_stock"], texas["state"]) == (NOW - timedelta(days=60),
+                                                        "out_of_stock")
+    quebec = rows[("H100 SXM", "vastai", "Quebec, CA")]
+    assert (quebec["last_in_stock"], quebec["state"]) == (None, "out_of_stock")
