@@ -39,6 +39,34 @@ def test_same_frame_as_pl(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     assert ours.equals(theirs)
 
 
+@pytest.mark.parametrize("sql", [f"{_TYPED} WHERE $keep", f"{_TYPED} WHERE NOT $keep",
+                                 "SELECT range AS n FROM range(5000) WHERE $keep "
+                                 "ORDER BY n DESC"])
+def test_a_parameterised_query_gives_the_same_frame(con: duckdb.DuckDBPyConnection,
+                                                    sql: str) -> None:
+    # read through a query on the materialised rows (sql_frame): same types, values, order
+    ours, theirs = sql_frame(con, sql, {"keep": True}), con.execute(sql, {"keep": True}).pl()
+    assert ours.schema == theirs.schema
+    assert ours.equals(theirs)
+    assert con.sql("SELECT count(*) FROM duckdb_views() WHERE view_name LIKE '_sql_frame%'"
+                   ).fetchone() == (0,)  # the rows are not held after the read
+
+
+def test_a_parameterised_read_works_read_only_and_inside_a_transaction(tmp_path) -> None:
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as writer:
+        writer.execute("CREATE TABLE t AS SELECT range AS n FROM range(10)")
+    with duckdb.connect(str(path), read_only=True) as reader:
+        assert sql_frame(reader, "SELECT sum(n) AS s FROM t WHERE n < $k", {"k": 4}).rows() \
+            == [(6,)]
+    with duckdb.connect(str(path)) as writer:
+        writer.execute("BEGIN TRANSACTION")
+        writer.execute("INSERT INTO t VALUES (100)")
+        assert sql_frame(writer, "SELECT max(n) AS m FROM t WHERE n > $k", {"k": 0}).rows() \
+            == [(100,)]
+        writer.execute("ROLLBACK")
+
+
 def test_parameters_by_name_and_by_position(con: duckdb.DuckDBPyConnection) -> None:
     named = sql_frame(con, "SELECT $day AS day, list_contains($m, 'H100') AS has",
                       {"day": date(2026, 1, 2), "m": ["H100"]})
@@ -50,6 +78,7 @@ def test_a_small_answer_imports_neither_pyarrow_nor_numpy() -> None:
     code = ("import sys, duckdb; from warehouse.frames import sql_frame; "
             "f = sql_frame(duckdb.connect(), 'SELECT 42 AS n, now() AS t'); "
             "assert f.item(0, 'n') == 42; "
+            "assert sql_frame(duckdb.connect(), 'SELECT $n AS n', {'n': 7}).item() == 7; "
             "print(sorted(m for m in ('pyarrow', 'numpy', 'pandas') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
