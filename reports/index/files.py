@@ -1,13 +1,25 @@
-"""The published index as files next to the board: every fixing (series, values, bands,
-panels) as JSON and Parquet, every vote (the panels) as Parquet, and their sha256 digests in
-a sha256sum-style file. Each file is written atomically (contract.files): a reader never sees
-half a file, and a failed write leaves the previous one whole."""
+"""The published index as files next to the board, a set per month, so a board writes the
+months whose fixings changed (as a rule only the current one), never the whole history again:
+
+- `gpu-index/YYYY-MM.json` and `gpu-index/YYYY-MM.parquet`: the month's fixings (series,
+  values, bands, panels); `gpu-index/YYYY-MM-votes.parquet`: their votes (the panels);
+- `gpu-index.json`: the parameters of each method version, and the months, each with its
+  days, its fixings, the digest of its days (index_day.day_digest, so an unchanged month is
+  known without reading its fixings) and its files' sha256;
+- `gpu-index.sha256`: the sha256 of every file (sha256sum -c format, paths relative to the
+  folder).
+
+Published fixings are never revised (revision records are separate), so a month's files stay
+as written while its days' digests stay the same. Each file is written atomically
+(contract.files): a reader never sees half a file, and a failed write leaves the previous one
+whole."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -19,17 +31,27 @@ from contract.files import write_bytes_atomic
 from warehouse.frames import sql_frame
 from warehouse.index.store import read_fixings
 
-__all__ = ["INDEX_FILES", "IndexFiles", "write_index_files"]
+__all__ = ["DIGESTS", "MANIFEST", "MONTHS_FOLDER", "IndexFiles", "month_files",
+           "write_index_files"]
 
-INDEX_FILES = ("gpu-index.json", "gpu-index.parquet", "gpu-index-votes.parquet")
+MANIFEST = "gpu-index.json"
 DIGESTS = "gpu-index.sha256"
+MONTHS_FOLDER = "gpu-index"
 
 
 @dataclass(frozen=True, slots=True)
 class IndexFiles:
-    paths: tuple[Path, ...]
-    digests: dict[str, str]  # file name -> sha256
-    fixings: int
+    paths: tuple[Path, ...]  # the files written this time (unchanged months are not)
+    digests: dict[str, str]  # the page's list: the manifest and the newest month's files
+    fixings: int  # every fixing the files hold
+    months: int  # months published
+    months_written: int
+
+
+def month_files(month: str) -> tuple[str, str, str]:
+    """The files of one month ("2026-11"), relative to the board's folder."""
+    stem = f"{MONTHS_FOLDER}/{month}"
+    return f"{stem}.json", f"{stem}.parquet", f"{stem}-votes.parquet"
 
 
 def _json_value(value: object) -> object:
@@ -46,34 +68,95 @@ def _parquet(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def _sha256(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def _months(con: duckdb.DuckDBPyConnection, until: date | None) -> dict[str, dict[str, object]]:
+    """Per month: its first and last day, days, fixings and the digest of its days."""
+    rows = con.execute(
+        "SELECT strftime(day, '%Y-%m') AS month, min(day), max(day), count(*), sum(fixings), "
+        "       sha256(string_agg(day_digest, ',' ORDER BY day)) "
+        "FROM index_day WHERE $until IS NULL OR day <= $until GROUP BY month ORDER BY month",
+        {"until": until}).fetchall()
+    return {month: {"first_day": first.isoformat(), "last_day": last.isoformat(), "days": days,
+                    "fixings": int(fixings), "days_digest": digest}
+            for month, first, last, days, fixings, digest in rows}
+
+
+def _previous(out_dir: Path) -> dict[str, dict[str, object]]:
+    """The months the folder's manifest lists, when it can be read (else none: all written)."""
+    try:
+        document = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+        return {str(m["month"]): m for m in document["months"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _kept(entry: dict[str, object] | None, month: dict[str, object], out_dir: Path) -> bool:
+    if entry is None or entry.get("days_digest") != month["days_digest"]:
+        return False
+    files = entry.get("files")
+    return isinstance(files, dict) and set(files) == set(month_files(str(entry["month"]))) \
+        and all((out_dir / name).is_file() for name in files)
+
+
+def _month_contents(con: duckdb.DuckDBPyConnection, month: str,
+                    bounds: dict[str, object]) -> dict[str, bytes]:
+    first, last = date.fromisoformat(str(bounds["first_day"])), \
+        date.fromisoformat(str(bounds["last_day"]))
+    fixings = read_fixings(con, since=first, until=last)
+    votes = sql_frame(con, "SELECT v.* FROM index_vote v JOIN index_fixing f USING (fixing_id) "
+                      "WHERE f.day BETWEEN $first AND $last "
+                      "ORDER BY v.day, v.fixing_id, v.provider", {"first": first, "last": last})
+    document = {"month": month, "fixings": [{k: _json_value(v) for k, v in row.items()}
+                                            for row in fixings.iter_rows(named=True)]}
+    names = month_files(month)
+    return {names[0]: json.dumps(document, sort_keys=True, separators=(",", ":")).encode(),
+            names[1]: _parquet(fixings), names[2]: _parquet(votes)}
+
+
+def _write(out_dir: Path, contents: dict[str, bytes]) -> Iterable[Path]:
+    for name, body in contents.items():
+        write_bytes_atomic(out_dir / name, body)
+        yield out_dir / name
+
+
 def write_index_files(con: duckdb.DuckDBPyConnection, out_dir: Path, *,
                       until: date | None = None) -> IndexFiles:
-    """Write the published fixings up to `until` (default all) and their votes."""
-    fixings = read_fixings(con, until=until)
-    votes = sql_frame(con, "SELECT v.* FROM index_vote v JOIN index_fixing f USING (fixing_id) "
-                      "WHERE $until IS NULL OR f.day <= $until "
-                      "ORDER BY v.day, v.fixing_id, v.provider", {"until": until})
+    """Write the published fixings up to `until` (default all) and their votes: the months
+    not already in `out_dir` as they are now, then the manifest and the digests."""
+    (out_dir / MONTHS_FOLDER).mkdir(parents=True, exist_ok=True)
+    months, previous = _months(con, until), _previous(out_dir)
+    written: list[Path] = []
+    entries = []
+    rewritten = 0
+    for month, bounds in months.items():
+        entry = previous.get(month)
+        if entry is None or not _kept(entry, bounds, out_dir):
+            rewritten += 1
+            contents = _month_contents(con, month, bounds)
+            written += _write(out_dir, contents)
+            entry = {"month": month, **bounds,
+                     "files": {name: _sha256(body) for name, body in contents.items()}}
+        entries.append(entry)
     methods = con.execute("SELECT method_version, params_digest, params_json, first_day "
                           "FROM index_method ORDER BY first_day").fetchall()
-    document = {
-        "what": "GPU price index fixings, $/GPU-hour (docs/index-methodology.md); value null "
+    manifest = json.dumps({
+        "what": "GPU price index fixings, $/GPU-hour (docs/index-methodology.md), a set of "
+                "files per month (fixings as JSON and Parquet, votes as Parquet); value null "
                 "= no index, withheld_reason says why; never revised (revision records are "
                 "separate)",
         "methods": [{"version": v, "params_digest": d, "first_day": _json_value(first),
                      "params": json.loads(p)} for v, d, p, first in methods],
-        "fixings": [{k: _json_value(v) for k, v in row.items()}
-                    for row in fixings.iter_rows(named=True)],
-    }
-    contents = {
-        "gpu-index.json": json.dumps(document, sort_keys=True, separators=(",", ":")).encode(),
-        "gpu-index.parquet": _parquet(fixings),
-        "gpu-index-votes.parquet": _parquet(votes),
-    }
-    digests = {name: hashlib.sha256(body).hexdigest() for name, body in contents.items()}
-    paths = []
-    for name, body in contents.items():
-        write_bytes_atomic(out_dir / name, body)
-        paths.append(out_dir / name)
-    listing = "".join(f"{digests[name]}  {name}\n" for name in INDEX_FILES)
-    write_bytes_atomic(out_dir / DIGESTS, listing.encode())
-    return IndexFiles((*paths, out_dir / DIGESTS), digests, fixings.height)
+        "months": entries,
+    }, sort_keys=True, separators=(",", ":")).encode()
+    written += _write(out_dir, {MANIFEST: manifest})
+    every = {MANIFEST: _sha256(manifest)}
+    for entry in entries:
+        every.update(entry["files"])  # type: ignore[arg-type]
+    listing = "".join(f"{digest}  {name}\n" for name, digest in every.items())
+    written += _write(out_dir, {DIGESTS: listing.encode()})
+    shown = {MANIFEST: every[MANIFEST], **(entries[-1]["files"] if entries else {})}
+    return IndexFiles(tuple(written), shown,  # type: ignore[arg-type]
+                      sum(int(m["fixings"]) for m in months.values()), len(entries), rewritten)

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from reports.board import build_board
+from reports.index.files import DIGESTS, MANIFEST, month_files, write_index_files
 from scrapers.registry import all_sources
 from tests.reports.test_demo_history import demo_warehouse
 from warehouse.connection import connect_read_only
@@ -139,9 +140,12 @@ def test_index_market_and_board_show_one_number(demo: Path, tmp_path: Path) -> N
                   (tmp_path / "gpu-index.sha256").read_text().splitlines())
     for name, digest in listed.items():
         assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
-    document = json.loads((tmp_path / "gpu-index.json").read_text())
-    parquet = pl.read_parquet(tmp_path / "gpu-index.parquet")
-    assert len(document["fixings"]) == parquet.height
+    document = json.loads((tmp_path / MANIFEST).read_text())
+    parquet = pl.concat([pl.read_parquet(tmp_path / month_files(m["month"])[1])
+                         for m in document["months"]])
+    fixings_json = [row for m in document["months"] for row in json.loads(
+        (tmp_path / month_files(m["month"])[0]).read_text())["fixings"]]
+    assert len(fixings_json) == parquet.height == sum(m["fixings"] for m in document["months"])
     main = parquet.filter((pl.col("gpu_model") == "H100 SXM") & (pl.col("day") == now.date())
                           & (pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
                           & (pl.col("geo") == "all"))
@@ -156,3 +160,50 @@ def test_published_days_are_not_fixed_again(demo: Path, tmp_path: Path) -> None:
     assert code == 0 and out.startswith("fixed 0 day(s) (none)")
     code, out = cli("index", "fix", "--since", str(date(2020, 1, 1)), "-w", str(copy))
     assert code == 2
+
+
+def test_the_index_files_are_a_set_per_month_written_once(demo: Path, tmp_path: Path) -> None:
+    # the demo's fixings, and copies of them 35 and 70 days earlier: three months or more
+    copy = tmp_path / "gpu_prices.duckdb"
+    shutil.copy(demo, copy)
+    with duckdb.connect(str(copy)) as raw:
+        for back in (35, 70):
+            raw.execute(f"""
+                INSERT INTO index_day SELECT * REPLACE (day - {back} AS day) FROM index_day
+                WHERE day > (SELECT max(day) FROM index_day) - 35;
+                INSERT INTO index_fixing SELECT * REPLACE (day - {back} AS day,
+                    fixing_id || '-{back}' AS fixing_id) FROM index_fixing
+                WHERE day > (SELECT max(day) FROM index_fixing) - 35;
+                INSERT INTO index_vote SELECT * REPLACE (day - {back} AS day,
+                    fixing_id || '-{back}' AS fixing_id) FROM index_vote
+                WHERE day > (SELECT max(day) FROM index_vote) - 35""")
+    out = tmp_path / "board"
+    con = connect_read_only(copy)
+    try:
+        every = read_fixings(con)
+        first = write_index_files(con, out)
+        again = write_index_files(con, out)
+        manifest = json.loads((out / MANIFEST).read_text())
+        months = [m["month"] for m in manifest["months"]]
+        # a month whose days' digest changed (here: as the manifest remembers it) and a month
+        # whose file is gone are written again; the others are kept as they are
+        manifest["months"][0]["days_digest"] = "0" * 64
+        (out / MANIFEST).write_text(json.dumps(manifest))
+        (out / month_files(months[-1])[2]).unlink()
+        repaired = write_index_files(con, out)
+    finally:
+        con.close()
+    assert first.months == first.months_written == len(months) >= 3
+    assert first.fixings == every.height
+    assert (again.months_written, {p.name for p in again.paths}) == (0, {MANIFEST, DIGESTS})
+    assert repaired.months_written == 2
+    written = {str(p.relative_to(out)) for p in repaired.paths}
+    assert set(month_files(months[0])) | set(month_files(months[-1])) <= written
+    assert not set(month_files(months[1])) & written
+    parquet = pl.concat([pl.read_parquet(out / month_files(m)[1]) for m in months])
+    assert parquet.equals(every)
+    listed = dict(reversed(line.split("  ")) for line in
+                  (out / DIGESTS).read_text().splitlines())
+    assert len(listed) == 1 + 3 * len(months)
+    for name, digest in listed.items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
