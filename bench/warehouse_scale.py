@@ -4,7 +4,7 @@ Generates the synthetic history (bench/synthetic.py) into a temporary warehouse,
 each question through the project's views/macros and through a hand-written DuckDB query that
 answers the same question over the same tables, in the same run, and prints both and the ratio.
 
-    python -m bench.warehouse_scale [--size small] [--warehouse PATH] [--before]
+    python -m bench.warehouse_scale [--size small] [--warehouse PATH] [--days N] [--before]
 
 --warehouse reuses (or creates and keeps) a generated file, so the 50M-row history is built once;
 --before answers through the views as they were before the summary tables (bench/plain_views.py).
@@ -128,8 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warehouse", type=Path, help="reuse/keep the generated warehouse here")
     parser.add_argument("--before", action="store_true",
                         help="measure the plain views (no summary tables) instead")
+    parser.add_argument("--days", type=int, help="synthetic nights (default by size; 30-3650), "
+                        "e.g. 365 to compare one year with ten")
     args = parser.parse_args(argv)
     offerings, days = SIZES[args.size]
+    if args.days is not None and not 30 <= args.days <= 3_650:
+        parser.error("--days must be within 30-3650")
+    days = args.days or days
     header(f"warehouse at scale: {offerings} offerings x {days} nights")
     workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-wh-"))
     path = args.warehouse or workdir / "history.duckdb"

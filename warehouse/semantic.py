@@ -232,6 +232,7 @@ class Prices:
     segments: dict[str, str] | None = None
     place: Place = EVERYWHERE
     _offers: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
+    _comparable: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.pricing = pricing_set(self.pricing)
@@ -253,7 +254,11 @@ class Prices:
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
         """The comparable offers, cheapest first (OFFER_ORDER)."""
-        return self.offers(pricing).filter(pl.col("excluded").is_null()).sort(OFFER_ORDER)
+        chosen = pricing_set(pricing or self.pricing)
+        if chosen not in self._comparable:  # a board asks ~40 times: sorted once
+            self._comparable[chosen] = self.offers(chosen).filter(
+                pl.col("excluded").is_null()).sort(OFFER_ORDER)
+        return self._comparable[chosen]
 
     def cheapest(self, pricing: tuple[str, ...] | None = None, *,
                  gpu_models: list[str] | None = None,
