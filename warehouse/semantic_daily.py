@@ -39,16 +39,18 @@ from warehouse.semantic import (
 )
 from warehouse.semantic_market import MARKET, PROVIDERS, market_params
 
-__all__ = ["DERIVED_TABLES", "WINDOW_DAYS", "cheapest_history", "refresh_days",
+__all__ = ["DERIVED_TABLES", "TEMP_TABLE_DAYS", "WINDOW_DAYS", "cheapest_history", "refresh_days",
            "segment_history"]
 
 DERIVED_TABLES = ("daily_source", "daily_cheapest_segment", "market_price",
                   "market_provider_price")
+# Up to this many days, refresh_days keeps each day's offers in a temporary table.
+TEMP_TABLE_DAYS = 7
 # A price counts on the day it was seen and, carried forward, up to this many days after.
 WINDOW_DAYS = math.ceil(STALE_AFTER_H / 24)
 _ORDER = ", ".join(OFFER_ORDER)
 _CHEAPEST_ROWS = f"""
-    INSERT INTO daily_cheapest_segment
+    INSERT INTO daily_cheapest_segment {{with_offers}}
     SELECT $day, gpu_model, segment, price_usd_per_gpu_hour, provider, offering, region,
            pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at,
            count(*) OVER (PARTITION BY gpu_model, segment)
@@ -104,20 +106,30 @@ def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
     providers_sql = PROVIDERS.format(offers="SELECT * FROM _day_offers")
     market_sql = MARKET.format(providers="SELECT * FROM market_provider_price WHERE day = $day")
     days = sorted(observed | priced)
+    # A few days (an append): each day's offers once, in a temporary table. Many days (a
+    # rebuild): the offers in each statement (WITH ... MATERIALIZED), as a transaction keeps
+    # every version of a temporary table it replaced until it commits (a year of 14k offers:
+    # 4.2 GB; ten years do not fit in memory).
+    in_table = len(days) <= TEMP_TABLE_DAYS
     for day in days:
-        params["day"] = day
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _day_offers AS {offers}",
-                    {**bind(offers, params), "as_of": day_end(day, now)})
+        params["day"], params["as_of"] = day, day_end(day, now)
+        if in_table:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _day_offers AS {offers}",
+                        bind(offers, params))
+        with_offers = "" if in_table else f"WITH _day_offers AS MATERIALIZED ({offers}) "
+        statements = []
         if day in observed:
-            con.execute("INSERT INTO daily_source SELECT DISTINCT $day, provider, gpu_model,"
-                        " pricing, source FROM _day_offers", {"day": day})
-            con.execute(_CHEAPEST_ROWS, {"day": day})
+            statements += ["INSERT INTO daily_source " + with_offers + "SELECT DISTINCT $day, "
+                           "provider, gpu_model, pricing, source FROM _day_offers",
+                           _CHEAPEST_ROWS.format(with_offers=with_offers)]
         if day in priced:
-            con.execute(f"INSERT INTO market_provider_price BY NAME {providers_sql}",
-                        bind(providers_sql, params))
-            con.execute(f"INSERT INTO market_price BY NAME SELECT *, $now AS computed_at "
-                        f"FROM ({market_sql})", {**bind(market_sql, params), "now": now})
-    if days:
+            statements += [f"INSERT INTO market_provider_price BY NAME {with_offers}"
+                           f"{providers_sql}",
+                           f"INSERT INTO market_price BY NAME SELECT *, $now AS computed_at "
+                           f"FROM ({market_sql})"]
+        for sql in statements:
+            con.execute(sql, bind(sql, {**params, "now": now}))
+    if days and in_table:
         con.execute("DROP TABLE _day_offers")
     return days
 
