@@ -69,7 +69,7 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
     try:
         return relation_frame(relation.query(_ROWS_VIEW, f"SELECT * FROM {_ROWS_VIEW}"))
     finally:
-        con.execute(f"DROP VIEW IF EXISTS {_ROWS_VIEW}")  # it holds the rows until dropped
+        con.execute(f"DROP VIEW IF EXISTS temp.main.{_ROWS_VIEW}")  # it holds the rows
 
 
 @contextmanager
