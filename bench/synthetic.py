@@ -165,8 +165,8 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
     written = int(row[0]) if row else 0
     con.execute("DROP TABLE syn_capture; DROP TABLE syn_offering; DROP TABLE syn_source")
     # A bulk load bypasses append_batch, so the summary tables are computed once at the end:
-    # the day-by-day ones a year per transaction, as one transaction keeps every day's
-    # working table until it commits (ten years at 14k offerings held 20 GiB after 20 min).
+    # the day-by-day ones a year per transaction, as a transaction holds what it wrote until
+    # it commits (one for ten years at 14k offerings takes 10 min and ~20 GB).
     with transaction(con):
         rebuild(con, day_tables=False)
     now = datetime.now(UTC)

@@ -63,9 +63,9 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
     if not params:
         return relation_frame(relation)
     # With parameters DuckDB runs the query at once and holds its rows as a materialised
-    # relation, whose Arrow stream is slow to read (85k index votes: 0.8 s against 0.05 s,
-    # duckdb-python #22599's "MaterializedRelation ... scans it again"): a query on those rows
-    # reads them at the speed of a table.
+    # relation, whose Arrow stream is slow to read (85k index votes: 0.8 s against 0.05 s;
+    # duckdb/duckdb#22599 names the slow path, a MaterializedRelation scanned again): a query
+    # on those rows reads them at the speed of a table.
     try:
         return relation_frame(relation.query(_ROWS_VIEW, f"SELECT * FROM {_ROWS_VIEW}"))
     finally:
