@@ -74,8 +74,8 @@ LEFT JOIN last_run r ON r.source = src.source;
 
 -- Per source, the capture its prices came from at `as_of`: the one its last confirming run
 -- at or before `as_of` saw, with when that run saw it (`seen_at`) and when it was stored
--- (`observed_at`: capture_seen's stored_observed_at, worked out for these captures alone,
--- not for every capture in history).
+-- (`observed_at`). The capture is picked first, so capture_seen is joined on these few
+-- captures only (DuckDB pushes the join's keys into it), not on every run in history.
 CREATE OR REPLACE MACRO capture_at(as_of) AS TABLE
 WITH last AS (
     SELECT source, arg_max(capture_id, observed_at) AS capture_id, max(observed_at) AS seen_at
@@ -83,10 +83,8 @@ WITH last AS (
     WHERE confirms(status) AND capture_id IS NOT NULL AND observed_at <= as_of
     GROUP BY source
 )
-SELECT l.source, l.capture_id,
-       min(s.observed_at) FILTER (WHERE s.status = 'success') AS observed_at, l.seen_at
-FROM last l JOIN scrape_run s ON s.source = l.source AND s.capture_id = l.capture_id
-GROUP BY l.source, l.capture_id, l.seen_at;
+SELECT l.source, l.capture_id, c.stored_observed_at AS observed_at, l.seen_at
+FROM last l JOIN capture_seen c USING (source, capture_id);
 
 -- AN ANNOUNCED PRICE (effective_from after the day asked about) is not in force yet; a row
 -- without effective_from is in force when seen. Of one offering's rows in force, the one with

@@ -133,7 +133,7 @@ def write_index_files(con: duckdb.DuckDBPyConnection, out_dir: Path, *,
     rewritten = 0
     for month, bounds in months.items():
         entry = previous.get(month)
-        if entry is None or not _kept(entry, bounds, out_dir):
+        if not _kept(entry, bounds, out_dir):
             rewritten += 1
             contents = _month_contents(con, month, bounds)
             written += _write(out_dir, contents)
