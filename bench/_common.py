@@ -100,3 +100,15 @@ def interleaved(sides: dict[str, Callable[[], Any]], repeat: int,
 def load() -> str:
     """The machine's load average (1/5/15 min), for every figure printed."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+PACKAGES = ("contract", "gpuprices", "scrapers", "schemas", "warehouse", "reports", "flows")
+
+
+def compile_packages() -> None:
+    """Compile the project's modules as `make install` does, so a timed command loads bytecode
+    as an installed one would (with PYTHONDONTWRITEBYTECODE set nothing else writes it)."""
+    import compileall
+
+    for package in PACKAGES:
+        compileall.compile_dir(REPO / package, quiet=2, workers=0)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench._common import REPO, cannot_run, header, load, size_arg, verdict
+from bench._common import REPO, cannot_run, compile_packages, header, load, size_arg, verdict
 
 DEMO_TARGET = 2.0
 BIG_TARGET = 2.5
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= repeat <= 50:
         parser.error("--repeat must be within 1-50")
     header("read commands vs DuckDB's own start-up (interleaved)")
+    compile_packages()
     workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-floor-"))
     env = {**os.environ, "PREFECT_HOME": str(workdir / ".prefect"), "DO_NOT_TRACK": "1",
            "PREFECT_LOGGING_LEVEL": "WARNING"}

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._common import REPO, header, size_arg, verdict
+from bench._common import REPO, compile_packages, header, size_arg, verdict
 
 TARGET_S = 1.0
 REPORT_TARGET_S = 3.0
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     small = args.size == "small"
     repeat = 1 if small else 5
     header("CLI start-up from a cold process")
+    compile_packages()
     workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-startup-"))
     env = {**os.environ, "GPUPRICES_WAREHOUSE": str(workdir / "w.duckdb"),
            "PREFECT_HOME": str(workdir / ".prefect"), "DO_NOT_TRACK": "1",

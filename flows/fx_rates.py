@@ -15,15 +15,18 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import httpx
 
 from contract import FetchError, ParseError, RawCapture
 from contract.settings import Settings
 from scrapers import ecb
 from scrapers.http import with_retries
 from warehouse.fx import RatesStored, store_rates
+
+if TYPE_CHECKING:  # imported where a live refresh opens its client
+    import httpx
 
 __all__ = ["RatesResult", "backfill_rates", "held_for_rates", "land_rates", "refresh_rates"]
 
@@ -64,14 +67,17 @@ def land_rates(con: duckdb.DuckDBPyConnection, raw: RawCapture, *, archive_root:
     return RatesResult(raw.url, stored)
 
 
-def refresh_rates(con: duckdb.DuckDBPyConnection, client: httpx.Client, settings: Settings,
-                  *, offline: bool = False) -> RatesResult:
-    """Fetch (or, offline, replay) the ECB daily rates and store them. Never raises."""
+def refresh_rates(con: duckdb.DuckDBPyConnection, client: httpx.Client | None,
+                  settings: Settings, *, offline: bool = False) -> RatesResult:
+    """Fetch (or, offline, replay) the ECB daily rates and store them. Never raises for
+    bad input; `client` may be None offline only."""
     if offline:
         now = datetime.now(UTC)
         raw = RawCapture(source=ecb.NAME, url=ecb.DAILY_URL, fetched_at=now,
                          body=ecb.EXAMPLE.read_bytes(), content_type="application/xml")
         result = land_rates(con, raw, archive_root=settings.archive_root, replay_day=now)
+    elif client is None:
+        raise ValueError("live ECB rates need an HTTP client (none given)")
     else:
         try:
             raw = with_retries(lambda: ecb.fetch_daily(client, settings.http),

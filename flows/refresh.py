@@ -81,7 +81,7 @@ def scrape_or_fail(
     *,
     settings: Settings,
     con: duckdb.DuckDBPyConnection,
-    client: httpx.Client,
+    client: httpx.Client | None,
     writer: Writer,
     run_id: str,
     offline: bool,

@@ -10,6 +10,7 @@ from contract.settings import load_settings
 from reports.board import build_board
 from reports.weekly.report import WeeklyReport, build_report, report_as_of, write_report
 from warehouse.connection import open_warehouse
+from warehouse.semantic import Prices
 
 __all__ = ["artifact_markdown", "write_weekly_report"]
 
@@ -25,10 +26,11 @@ def write_weekly_report(week: str | None, out_dir: str | None, warehouse: str | 
     label, as_of = report_as_of(week, now)
     target = Path(out_dir) if out_dir else settings.reports_root
     with open_warehouse(settings.warehouse, read_only=True) as con:
+        prices = Prices(con, as_of)  # read once for the report and its board
         report = build_report(con, as_of=as_of, week=label, chart_dir=target,
-                              currency=currency)
+                              currency=currency, prices=prices)
         board = (build_board(con, target / "board", week=label, as_of=as_of,
-                             currency=currency).page if with_board else None)
+                             currency=currency, prices=prices).page if with_board else None)
     return write_report(report, target), report, board
 
 

@@ -37,9 +37,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 from bs4 import BeautifulSoup, Tag
 
 from contract import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
@@ -52,6 +51,9 @@ from scrapers.pagekit import (
     no_price_reason,
     offers_of,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "Column",

@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
 import polars as pl
 
 from contract import (
@@ -43,6 +43,9 @@ from contract import (
 from scrapers._host_specs import HostSpec, load_host_specs
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import fetch_error, raise_for_status
+
+if TYPE_CHECKING:
+    import httpx
 
 ROOT = "https://pricing.us-east-1.amazonaws.com"
 OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current"
@@ -256,6 +259,8 @@ def _bounded_lines(response: httpx.Response, url: str) -> Iterator[str]:
 
 def fetch_region(client: httpx.Client, settings: HttpSettings, region: str) -> bytes:
     """Stream one region's offer CSV and return its filtered lines (see the module docstring)."""
+    import httpx
+
     url = f"{settings.base_url('aws', ROOT)}{OFFER_PATH}/{region}/index.csv"
     headers = {"User-Agent": settings.user_agent, "Accept": "text/csv"}
     kept_lines: list[str] = []

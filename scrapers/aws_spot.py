@@ -12,16 +12,17 @@ stands alone.
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from contract import HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.aws import InstanceGpus, gpu_families, instance_gpus
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 URL = "https://spot-price.s3.amazonaws.com/spot.js"
 

@@ -25,10 +25,9 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 import orjson
 import polars as pl
 
@@ -45,6 +44,9 @@ from scrapers._host_specs import HostSpec, load_host_specs
 from scrapers._json import load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 ROOT = "https://prices.azure.com"
 PATH = "/api/retail/prices"
@@ -81,6 +83,8 @@ def _next_url(link: str, settings: HttpSettings) -> str:
 
 def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
     """All pages of the GPU filter, stored as a JSON list of the page bodies, byte for byte."""
+    import httpx
+
     first = settings.base_url("azure", ROOT) + PATH
     pages: list[bytes] = []
     url: str | None = first

@@ -42,9 +42,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, Tag
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
@@ -59,6 +58,9 @@ from scrapers.pagekit import (
     is_hidden,
     read_tables,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["INFERENCE_SKIP", "NAME", "SOURCE", "URL", "fetch", "parse"]
 

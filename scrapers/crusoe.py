@@ -20,10 +20,7 @@ No public price API is known; the page is the source.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
-from bs4 import BeautifulSoup, Tag
+from typing import TYPE_CHECKING, Any
 
 from contract import HttpSettings, Parsed, RawCapture, Skips
 from contract.prices import clean_text
@@ -31,6 +28,10 @@ from scrapers._neocloud import Layout, json_ld_reader, page_rows, read_price_tab
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, Table, is_hidden, read_tables
+
+if TYPE_CHECKING:
+    import httpx
+    from bs4 import BeautifulSoup, Tag
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -39,10 +39,7 @@ credentials; the page stays the keyless default.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
-from bs4 import BeautifulSoup
+from typing import TYPE_CHECKING, Any
 
 from contract import HttpSettings, Parsed, RawCapture, Skips
 from contract.prices import clean_text
@@ -57,6 +54,10 @@ from scrapers._neocloud import (
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, json_ld_objects, read_tables
+
+if TYPE_CHECKING:
+    import httpx
+    from bs4 import BeautifulSoup
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

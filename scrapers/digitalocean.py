@@ -48,9 +48,8 @@ DIGITALOCEAN_TOKEN); the page stays the keyless default.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, Tag
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
@@ -58,6 +57,9 @@ from contract.prices import clean_text, parse_price
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, count_in_name, foreign_currency, is_hidden, read_tables
+
+if TYPE_CHECKING:
+    import httpx
 
 NAME = "digitalocean"
 BASE = "https://www.digitalocean.com"

@@ -16,16 +16,17 @@ source wins in latest_price and the disagreement view cross-checks the two.
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from contract import HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.aws import InstanceGpus, instance_gpus
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 URL = "https://instances.vantage.sh/instances.json"
 NON_USD_REGION_PREFIXES = ("cn-",)  # China regions are priced in CNY

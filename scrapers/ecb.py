@@ -30,14 +30,17 @@ import re
 import zipfile
 from datetime import date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
-import httpx
 import polars as pl
 
 from contract import HttpSettings, ParseError, RawCapture, now_utc
 from scrapers.base import EXAMPLES_DIR
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DAILY_URL",

@@ -33,10 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
-
-import httpx
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from contract import (
     FetchError,
@@ -50,6 +47,10 @@ from contract import (
 from scrapers._json import load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 ROOT = "https://cloudbilling.googleapis.com"
 COMPUTE_SERVICE = "6F81-5844-456A"

@@ -37,10 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
-
-import httpx
-from bs4 import BeautifulSoup
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
@@ -48,6 +45,10 @@ from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.gcp import ACCELERATORS
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, Table, read_tables
+
+if TYPE_CHECKING:
+    import httpx
+    from bs4 import BeautifulSoup
 
 NAME = "gcp-page"
 BASE = "https://cloud.google.com"

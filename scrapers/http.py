@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from contract import FetchError, HttpSettings, RawCapture, now_utc
 from contract.redact import contains_secret, redact, redact_bytes
+
+if TYPE_CHECKING:  # imported where a request is made: `gpuprices sources` reads no page
+    import httpx
 
 # httpcore's DEBUG trace prints every response's headers: a key a server echoes in a header
 # (a Location carrying it) would be logged before we could redact it. Its INFO and up stay.
@@ -69,6 +70,8 @@ def _next_hop(hop: _Hop, response: httpx.Response, source: str, shown: str,
               secrets: Mapping[str, str]) -> _Hop:
     """Where a redirect leads, with the headers that may go there (none of the keys when the
     origin changes: httpx itself keeps every header but Authorization)."""
+    import httpx
+
     location = response.headers.get("location", "")
     if contains_secret(location, secrets):
         raise FetchError(source, shown, f"HTTP {response.status_code} redirect to an address "
@@ -112,6 +115,8 @@ def request(
     capture record show; pass it when `url` or `params` could hold a secret. No secret's value
     (settings.secrets) is left in the body or in an error (contract.redact).
     """
+    import httpx
+
     shown = display_url or url
     secrets = settings.secrets
     target = httpx.URL(url)
@@ -178,6 +183,8 @@ def raise_for_status(source: str, url: str, response: httpx.Response) -> None:
 
 def fetch_error(source: str, url: str, exc: httpx.HTTPError, timeout_s: float) -> FetchError:
     """The FetchError for an httpx failure: timeouts and broken connections are transient."""
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return FetchError(source, url, f"timed out after {timeout_s:g} s", transient=True)
     if isinstance(exc, httpx.ConnectError):

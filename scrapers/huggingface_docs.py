@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.huggingface_jobs import size_gb
+
+if TYPE_CHECKING:
+    import httpx
 
 DOCS_BASE = "https://huggingface.co"
 JOBS_PATH = "/docs/hub/en/jobs-pricing.md"

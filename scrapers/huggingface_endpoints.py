@@ -29,9 +29,7 @@ Decisions:
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
@@ -39,6 +37,9 @@ from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.huggingface_docs import markdown_tables
 from scrapers.huggingface_jobs import size_gb
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

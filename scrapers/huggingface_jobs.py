@@ -12,15 +12,16 @@ bundled example is built from these facts and the prices of the 2026-08-21 Jobs 
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 URL = "https://huggingface.co/api/jobs/hardware"
 _PER_HOUR = {"second": 3600.0, "minute": 60.0, "hour": 1.0}

@@ -40,10 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
-
-import httpx
-from bs4 import BeautifulSoup
+from typing import TYPE_CHECKING, Any
 
 from contract import HttpSettings, Parsed, RawCapture, Skips
 from contract.prices import clean_text
@@ -58,6 +55,10 @@ from scrapers._neocloud import (
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, is_hidden, read_tables
+
+if TYPE_CHECKING:
+    import httpx
+    from bs4 import BeautifulSoup
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -15,15 +15,16 @@ not differ by region, and dropping it would make a sold-out GPU look delisted.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, SourceSkipped, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 NAME = "lambda"
 BASE = "https://cloud.lambda.ai"

@@ -54,9 +54,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, Tag
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
@@ -78,6 +77,9 @@ from scrapers.pagekit import (
     offers_of,
     read_tables,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["NAME", "SOURCE", "URL", "api_instance_name", "fetch", "parse"]
 

@@ -12,15 +12,16 @@ a per-GPU price (CPU, memory) are counted as skipped (`SOURCE.parse_report(raw).
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
-from bs4 import BeautifulSoup, Tag
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, visible
+
+if TYPE_CHECKING:
+    import httpx
+    from bs4 import BeautifulSoup, Tag
 
 URL = "https://modal.com/pricing"
 SECONDS_PER_HOUR = 3600

@@ -39,9 +39,8 @@ Not on the page: regions, availability, billing increment. No public price API i
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, Tag
 
 from contract import HttpSettings, Parsed, RawCapture, Skips
@@ -57,6 +56,9 @@ from scrapers._neocloud import (
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, Table, aria_tables, embedded_json_objects, read_tables
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

@@ -30,9 +30,7 @@ none: "global"), availability, billing increment.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from contract import (
     GLOBAL_REGION,
@@ -49,6 +47,9 @@ from schemas.gpus import UNKNOWN_GPU, normalise_gpu_name
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 NAME = "oci"
 BASE = "https://apexapps.oracle.com"

@@ -23,16 +23,17 @@ import re
 import tarfile
 from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
-from typing import Any
-
-import httpx
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
 from schemas.gpus import UNKNOWN_GPU, load_catalog, normalise_gpu_name
 from scrapers._json import as_float
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 RELEASE_PATH = "/thatkavish/OpenComputePrices/releases/download/latest-data/data.tar.gz"
 URL = "https://github.com" + RELEASE_PATH

@@ -32,14 +32,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["SOURCE", "fetch", "parse"]
 

@@ -32,9 +32,8 @@ term. A page none of these read -> ParseError naming the strategies tried.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, Tag
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
@@ -49,6 +48,9 @@ from scrapers.pagekit import (
     read_tables,
     visible,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 NAME = "paperspace"
 BASE = "https://www.paperspace.com"

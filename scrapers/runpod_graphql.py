@@ -38,14 +38,15 @@ Prices are the same in every data center, so rows are region "global". Pods bill
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 NAME = "runpod"
 BASE = "https://api.runpod.io"

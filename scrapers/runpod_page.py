@@ -30,9 +30,8 @@ A page none of these read -> ParseError naming the strategies tried.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, Tag
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
@@ -52,6 +51,9 @@ from scrapers.pagekit import (
     offers_of,
 )
 from scrapers.runpod_graphql import FLAG_OFF_SKIP, PLACEHOLDER_PRICE, PLACEHOLDER_SKIP
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

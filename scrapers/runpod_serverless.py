@@ -16,16 +16,18 @@ GPU in it is a row of its own so that every card maps to the catalog.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-import polars as pl
 from bs4 import BeautifulSoup
 
 from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import foreign_currency
+
+if TYPE_CHECKING:
+    import httpx
+    import polars as pl
 
 NAME = "runpod-serverless"
 BASE = "https://raw.githubusercontent.com"

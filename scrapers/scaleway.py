@@ -25,9 +25,8 @@ is a ParseError.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from contract import (
@@ -43,6 +42,9 @@ from contract import (
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["SOURCE", "ZONES", "fetch", "parse"]
 

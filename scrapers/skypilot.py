@@ -25,9 +25,8 @@ import io
 import re
 from collections.abc import Iterable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 import polars as pl
 
@@ -36,6 +35,9 @@ from schemas.gpus import UNKNOWN_GPU, load_catalog, normalise_gpu_name, spec_of
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 RAW_BASE = "https://raw.githubusercontent.com"
 CATALOG_PATH = "/skypilot-org/skypilot-catalog/master/catalogs/v5"

@@ -10,9 +10,8 @@ with its own offer id: every id is kept once.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import msgspec
 import polars as pl
 
@@ -20,6 +19,9 @@ from contract import HttpSettings, ParseError, RawCapture, conform
 from scrapers._json import as_float, load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 URL = "https://console.vast.ai/api/v0/bundles/"
 # Everything rentable or rented, largest first; 3000 is the page gpuhunt uses for "all".

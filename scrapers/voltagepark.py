@@ -23,9 +23,8 @@ list; the page is the source.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
@@ -33,6 +32,9 @@ from contract.prices import clean_text, parse_price
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, is_hidden
+
+if TYPE_CHECKING:
+    import httpx
 
 NAME = "voltagepark"
 BASE = "https://www.voltagepark.com"

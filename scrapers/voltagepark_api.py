@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from contract import (
     GLOBAL_REGION,
@@ -56,6 +54,9 @@ from contract import (
 from scrapers._json import load_json
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 

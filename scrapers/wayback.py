@@ -23,13 +23,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import httpx
 import orjson
 
 from contract import HttpSettings, ParseError, RawCapture
 from scrapers.http import request, with_retries
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DEFAULT_BASE", "DEFAULT_INTERVAL_S", "INTERVAL_RANGE_S", "NAME", "ArchiveClient",

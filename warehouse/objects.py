@@ -16,11 +16,13 @@ import hmac
 import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-import httpx
-
 from warehouse.errors import WarehouseError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["get_object", "is_object_url", "object_exists", "object_url", "put_object"]
 
@@ -90,6 +92,8 @@ def _signed(method: str, http_url: str, region: str, body: bytes,
 
 def _request(method: str, url: str, body: bytes = b"",
              env: Mapping[str, str] | None = None) -> httpx.Response:
+    import httpx  # here: an archive on disk (every refresh but a lake's) never loads it
+
     env = os.environ if env is None else env
     http_url, region = _endpoint(url, env)
     try:

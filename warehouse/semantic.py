@@ -43,7 +43,7 @@ from warehouse.place import EVERYWHERE, Place, register
 
 __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
-    "MarketConfig", "Prices", "bind", "cheapest_at", "day_end", "end_of_day",
+    "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end", "end_of_day",
     "load_market_config", "load_segments", "offers_params", "offers_sql", "placed",
     "pricing_set", "segment_params",
 ]
@@ -279,6 +279,17 @@ class Prices:
     def run_ids(self) -> list[str]:
         """The runs that stored the prices standing at as_of."""
         return sorted(self.offers()["run_id"].unique().to_list())
+
+
+def at_moment(prices: Prices | None, con: duckdb.DuckDBPyConnection,
+              as_of: datetime) -> Prices:
+    """`prices` when given (they must stand at `as_of` and read `con`), else Prices(con, as_of):
+    views built together share one Prices, so each set of offers is read once."""
+    if prices is None:
+        return Prices(con, as_of)
+    if prices.as_of != as_of or prices.con is not con:
+        raise ValueError(f"prices at {prices.as_of} (another connection?) given for {as_of}")
+    return prices
 
 
 def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,

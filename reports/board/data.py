@@ -26,7 +26,7 @@ from reports.market.values import market_of
 from reports.weekly.report import unit_of_report
 from warehouse.frames import sql_frame
 from warehouse.fx import USD, Unit, in_currency
-from warehouse.semantic import ALL, Prices
+from warehouse.semantic import ALL, Prices, at_moment
 
 __all__ = [
     "DAILY_POINTS_DAYS",
@@ -215,10 +215,12 @@ class WeekData:
 
 
 def load_week(con: duckdb.DuckDBPyConnection, *, week: str, as_of: datetime,
-              history_until: date | None = None, currency: str | None = None) -> WeekData:
+              history_until: date | None = None, currency: str | None = None,
+              prices: Prices | None = None) -> WeekData:
     """Everything one week's page shows, as of `as_of`; in `currency` (None: USD) at the ECB
-    rate of each amount's day (NoRateError when the page's own day has none)."""
-    prices = Prices(con, as_of)
+    rate of each amount's day (NoRateError when the page's own day has none). `prices`: the
+    prices at `as_of` when the caller has them."""
+    prices = at_moment(prices, con, as_of)
     unit = unit_of_report(con, currency, prices.day, what="board")
     market, _ = market_of(con, prices.day, now=as_of)
     gpus = board_gpus(market)

@@ -26,6 +26,7 @@ from reports.board.index_page import index_page_context
 from reports.board.sections import page_context, when
 from reports.index.files import write_index_files
 from reports.market.scenarios import Scenario
+from warehouse.semantic import Prices
 
 __all__ = ["INDEX_PAGE", "BoardBuild", "board_folder", "build_board", "render_week",
            "week_pages"]
@@ -92,15 +93,15 @@ class BoardBuild:
 
 def build_board(con: duckdb.DuckDBPyConnection, out_dir: Path, *, week: str, as_of: datetime,
                 scenarios: list[Scenario] | None = None,
-                currency: str | None = None) -> BoardBuild:
+                currency: str | None = None, prices: Prices | None = None) -> BoardBuild:
     """Write `<week>.html` into out_dir, and index.html when this is the newest week there.
 
     Pages of other weeks already in out_dir are kept (the archive grows week by week) and
     linked from this one. `currency` (e.g. EUR): the board in that currency, in
     board_folder(out_dir, currency); NoRateError (nothing written) when `as_of`'s day has no
-    rate.
+    rate. `prices`: the prices at `as_of` when the caller has them (the report's).
     """
-    data = load_week(con, week=week, as_of=as_of, currency=currency)
+    data = load_week(con, week=week, as_of=as_of, currency=currency, prices=prices)
     out_dir = board_folder(out_dir, currency)
     ensure_folder(out_dir)
     existing = week_pages(out_dir)

@@ -62,6 +62,30 @@ def _json_value(value: object) -> object:
     return value
 
 
+_SECONDS, _MICROSECONDS = "%Y-%m-%dT%H:%M:%S+00:00", "%Y-%m-%dT%H:%M:%S%.6f+00:00"
+
+
+def _json_rows(frame: pl.DataFrame) -> list[dict[str, object]]:
+    """The frame's rows for json.dumps, each value as `_json_value` makes it; dates and zoned
+    times are formatted by polars (a month at 14,000 offerings holds ~40k of them: 0.15 s
+    value by value), as datetime.isoformat() does in UTC (no fraction when it is zero)."""
+    text, rest = [], []
+    for name, dtype in frame.schema.items():
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone:
+            utc = pl.col(name).dt.convert_time_zone("UTC")
+            text.append(pl.when(utc.dt.microsecond() == 0).then(utc.dt.to_string(_SECONDS))
+                        .otherwise(utc.dt.to_string(_MICROSECONDS)).alias(name))
+        elif dtype == pl.Date:
+            text.append(pl.col(name).dt.to_string("%Y-%m-%d"))
+        elif dtype.is_temporal():
+            rest.append(name)
+    rows = frame.with_columns(text).to_dicts()
+    for row in rows if rest else ():
+        for name in rest:
+            row[name] = _json_value(row[name])
+    return rows
+
+
 def _parquet(frame: pl.DataFrame) -> bytes:
     buffer = io.BytesIO()
     frame.write_parquet(buffer, compression="zstd", statistics=False)
@@ -109,8 +133,7 @@ def _month_contents(con: duckdb.DuckDBPyConnection, month: str,
     votes = sql_frame(con, "SELECT v.* FROM index_vote v JOIN index_fixing f USING (fixing_id) "
                       "WHERE f.day BETWEEN $first AND $last "
                       "ORDER BY v.day, v.fixing_id, v.provider", {"first": first, "last": last})
-    document = {"month": month, "fixings": [{k: _json_value(v) for k, v in row.items()}
-                                            for row in fixings.iter_rows(named=True)]}
+    document = {"month": month, "fixings": _json_rows(fixings)}
     names = month_files(month)
     return {names[0]: json.dumps(document, sort_keys=True, separators=(",", ":")).encode(),
             names[1]: _parquet(fixings), names[2]: _parquet(votes)}

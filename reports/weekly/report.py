@@ -46,7 +46,7 @@ from reports.weekly.changes import changes_section
 from schemas.fx import MAX_RATE_AGE_DAYS, no_rate_reason
 from schemas.tiers import Tier
 from warehouse.fx import Unit, in_currency, unit_of
-from warehouse.semantic import Prices
+from warehouse.semantic import Prices, at_moment
 from warehouse.semantic_daily import cheapest_history
 
 __all__ = ["HISTORY_DAYS", "NoRateError", "WeeklyReport", "artifact_key", "build_report",
@@ -181,9 +181,12 @@ def build_report(
     con: duckdb.DuckDBPyConnection, *, as_of: datetime, week: str | None = None,
     chart_dir: Path | None = None, tiers: list[Tier] | None = None,
     scenarios: list[Scenario] | None = None, currency: str | None = None,
+    prices: Prices | None = None,
 ) -> WeeklyReport:
+    """`prices`: the prices at `as_of` when the caller has them (the board shares them: each
+    set of offers is read once for both)."""
     week = week or week_label(as_of)
-    prices = Prices(con, as_of)
+    prices = at_moment(prices, con, as_of)
     week_ago = as_of - timedelta(days=7)
     old_prices = Prices(con, week_ago)
     unit = unit_of_report(con, currency, prices.day)

@@ -11,7 +11,6 @@ import duckdb
 import polars as pl
 
 from warehouse.index.params import default_params
-from warehouse.index.publish import indicative
 from warehouse.index.store import day_record, read_fixings, read_votes
 from warehouse.semantic import ALL
 from warehouse.semantic_market import stored_market
@@ -42,6 +41,9 @@ def fixings_of(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | Non
         fixings = read_fixings(con, days=[day], gpu_models=gpu_models, kind=kind,
                                segment=segment, geo=geo)
         return fixings, read_votes(con, fixings["fixing_id"].to_list()), True
+    # computing a day needs the engine (and numpy): loaded only for a day not yet fixed
+    from warehouse.index.publish import indicative
+
     params = default_params()
     computed = indicative(con, day, now or datetime.now(UTC), params)
     fixings = _filtered(computed.fixings, gpu_models=gpu_models, kind=kind, segment=segment,

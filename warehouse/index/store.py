@@ -17,15 +17,17 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
 
 from warehouse.frames import scanned_once, sql_frame
-from warehouse.index.engine import VOTE_SCHEMA, History
 from warehouse.index.params import IndexParams, canonical_json, params_from_json
 from warehouse.transaction import transaction
+
+if TYPE_CHECKING:
+    from warehouse.index.engine import History
 
 __all__ = [
     "DayRecord",
@@ -221,6 +223,9 @@ def history_before(con: duckdb.DuckDBPyConnection, day: date,
                    params: IndexParams) -> History:
     """The published record the fixing of `day` reads: votes of the lookback window before
     it, and the series' first day (the index's first fixed day)."""
+    # the engine (and numpy) only where a day is fixed: readers of the record never load it
+    from warehouse.index.engine import VOTE_SCHEMA, History
+
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
     votes = sql_frame(
