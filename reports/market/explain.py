@@ -16,6 +16,7 @@ import polars as pl
 from contract import DEFAULT_PRICING, STALE_AFTER_H
 from reports.market.scenarios import Scenario, evaluate, plan_note
 from schemas.names import resolve_gpus
+from warehouse.frames import temp_table
 from warehouse.fx import USD, Unit
 from warehouse.index.read import votes_of
 from warehouse.place import EVERYWHERE, Place
@@ -157,9 +158,12 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
     the offers in `place`; amounts in `unit`."""
     config = config or load_market_config()
     as_of = day_end(day, now or datetime.now(UTC))
-    offers = Prices(con, as_of, config=config, segments=segments, place=place).offers().filter(
-        pl.col("gpu_model").is_in(gpu_models))
-    providers, market = computed_market(con, as_of, config, segments, place=place, day=day)
+    every = Prices(con, as_of, config=config, segments=segments, place=place).offers()
+    # the market below is made from these very rows, not from a second reading of them
+    temp_table(con, "_explained_offers", every)
+    providers, market = computed_market(con, as_of, config, segments, place=place, day=day,
+                                        offers="SELECT * FROM _explained_offers")
+    offers = every.filter(pl.col("gpu_model").is_in(gpu_models))
     where = f" in {place.describe()}" if not place.everywhere else ""
     lines: list[str] = []
     for model in [m for m in gpu_models if m in set(offers["gpu_model"])]:

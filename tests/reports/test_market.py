@@ -306,6 +306,26 @@ def test_explain_market_line_by_line(build: Builder) -> None:
                      "  b [unclassified]: 2.2000 sd 0.0660 weight 0.3333 [new]", ""]
 
 
+def test_explain_market_makes_the_market_from_the_offers_it_lists(
+        build: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    # one reading of the offers (Prices), not three (at 50 M each is ~50 ms): the market the
+    # explanation shows is computed from the rows it lists
+    import warehouse.semantic_market
+    from reports.market.explain import explain_market
+
+    sources(build, "a", "b")
+    build.capture("a", at(DAY0), [offer("a", "h100", "H100 SXM", 2.00)])
+    build.capture("b", at(DAY0), [offer("b", "h100", "H100 SXM", 2.20)])
+
+    def read_again(*args: object, **kwargs: object) -> str:
+        raise AssertionError("the market read the offers again")
+
+    monkeypatch.setattr(warehouse.semantic_market, "offers_sql", read_again)
+    lines = explain_market(build.con, ["H100 SXM"], DAY0, config=RULES, segments=SEGMENTS,
+                           now=at(DAY0 + timedelta(days=30)))
+    assert "across providers: median(2.0000, 2.2000) = 2.1000" in lines
+
+
 def test_explain_cheapest_names_what_it_passed_over(build: Builder) -> None:
     from reports.market.explain import explain_cheapest
 
