@@ -61,10 +61,13 @@ WITH every_run AS (
     WHERE confirms(s.status) AND s.observed_at <= $as_of
 ), runs AS (
     SELECT * FROM every_run WHERE seen_at > $since - to_days($lookback)
-), captures AS (
-    SELECT DISTINCT source, capture_id, stored_at FROM runs
+), captures AS (  -- each a small number: the rows below carry it, not a 64-character id
+    SELECT *, CAST(row_number() OVER () AS INTEGER) AS cap
+    FROM (SELECT DISTINCT source, capture_id, stored_at FROM runs)
+), run_caps AS (
+    SELECT r.*, c.cap FROM runs r JOIN captures c USING (source, capture_id, stored_at)
 ), recent AS (
-    SELECT o.source, o.provider, o.gpu_model, o.region, o.capture_id, o.available,
+    SELECT o.source, o.provider, o.gpu_model, o.region, c.cap, o.available,
            o.gpus_available, o.stock_level
     FROM observation o
     JOIN captures c ON o.source = c.source AND o.capture_id = c.capture_id
@@ -94,14 +97,14 @@ WITH every_run AS (
                                  AND n.source = k.source AND n.region <> 'global'))
 ), observed AS (
     SELECT k.provider, k.gpu_model, k.region, k.source, w.seen_at,
-           count(x.capture_id) AS listed, count(x.available) AS known,
+           count(x.cap) AS listed, count(x.available) AS known,
            coalesce(bool_or(x.available), false) AS any_in_stock,
            count(*) FILTER (WHERE x.available) AS in_stock_offers,
            count(*) FILTER (WHERE x.available AND x.stock_level = 'low') AS low_offers,
            count(x.gpus_available) FILTER (WHERE x.available) AS counted_offers,
            sum(x.gpus_available) FILTER (WHERE x.available) AS free
-    FROM keys k JOIN runs w ON w.source = k.source
-    LEFT JOIN spoken x ON x.source = k.source AND x.capture_id = w.capture_id
+    FROM keys k JOIN run_caps w ON w.source = k.source
+    LEFT JOIN spoken x ON x.source = k.source AND x.cap = w.cap
          AND x.provider = k.provider AND x.gpu_model = k.gpu_model AND x.region = k.region
     GROUP BY ALL
 ), states AS (
