@@ -65,7 +65,9 @@ WITH every_run AS (
     SELECT *, CAST(row_number() OVER () AS INTEGER) AS cap
     FROM (SELECT DISTINCT source, capture_id, stored_at FROM runs)
 ), run_caps AS (
-    SELECT r.*, c.cap FROM runs r JOIN captures c USING (source, capture_id, stored_at)
+    SELECT r.*, c.cap FROM runs r
+    JOIN captures c ON r.source = c.source AND r.capture_id = c.capture_id
+                   AND r.stored_at IS NOT DISTINCT FROM c.stored_at  -- every run, as before
 ), recent AS (
     SELECT o.source, o.provider, o.gpu_model, o.region, c.cap, o.available,
            o.gpus_available, o.stock_level
