@@ -7,9 +7,10 @@ export DO_NOT_TRACK ?= 1
 # Install compiled bytecode: with PYTHONDONTWRITEBYTECODE set (as on CI) every CLI call would
 # otherwise recompile polars, pyarrow, typer ... from source (~0.5-2 s per start; BENCHMARKS.md).
 export UV_COMPILE_BYTECODE ?= 1
-# ... which covers site-packages only: the project's own packages (an editable install) are
-# compiled after each sync, else every CLI call recompiles the ~40 modules it imports (~30 ms).
-PACKAGES := contract gpuprices scrapers schemas warehouse reports flows
+# ... which covers site-packages only: the project's own packages (an editable install; the
+# wheel's list in pyproject.toml) are compiled after each sync, else every CLI call recompiles
+# the ~40 modules it imports (~30 ms).
+PACKAGES := $(shell sed -n 's/^packages = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')
 COMPILE = $(UV) run --frozen --no-sync python -m compileall -q -j 0 $(PACKAGES) >/dev/null
 WAREHOUSE ?= data/gpu_prices.duckdb
 

@@ -102,13 +102,13 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-PACKAGES = ("contract", "gpuprices", "scrapers", "schemas", "warehouse", "reports", "flows")
-
-
 def compile_packages() -> None:
-    """Compile the project's modules as `make install` does, so a timed command loads bytecode
-    as an installed one would (with PYTHONDONTWRITEBYTECODE set nothing else writes it)."""
+    """Compile the project's packages (pyproject's wheel list) as `make install` does, so a
+    timed command loads bytecode as an installed one would (with PYTHONDONTWRITEBYTECODE set
+    nothing else writes it)."""
     import compileall
+    import tomllib
 
-    for package in PACKAGES:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    for package in project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]:
         compileall.compile_dir(REPO / package, quiet=2, workers=0)

@@ -161,8 +161,11 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
     every = Prices(con, as_of, config=config, segments=segments, place=place).offers()
     # the market below is made from these very rows, not from a second reading of them
     temp_table(con, "_explained_offers", every)
-    providers, market = computed_market(con, as_of, config, segments, place=place, day=day,
-                                        offers="SELECT * FROM _explained_offers")
+    try:
+        providers, market = computed_market(con, as_of, config, segments, place=place,
+                                            day=day, offers="SELECT * FROM _explained_offers")
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.main._explained_offers")  # it holds the rows
     offers = every.filter(pl.col("gpu_model").is_in(gpu_models))
     where = f" in {place.describe()}" if not place.everywhere else ""
     lines: list[str] = []
