@@ -134,18 +134,24 @@ def _where(region: Names, geo: Names) -> Place:
     return inputs.place(region, geo)
 
 
-def _limit(limit: int) -> int:
-    return int(inputs.LIMIT.check("limit", limit))
+def _limit(limit: int | None) -> int | None:
+    """`limit` within its range; None: every row (the CLI counts them all in its titles)."""
+    return None if limit is None else int(inputs.LIMIT.check("limit", limit))
+
+
+def _first(frame: pl.DataFrame, count: int | None) -> pl.DataFrame:
+    return frame if count is None else frame.head(count)
 
 
 def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | None = None,
-             pricing: Names = None, provider: Names = None, limit: int = 20,
+             pricing: Names = None, provider: Names = None, limit: int | None = 20,
              include_unavailable: bool = False, in_stock: bool = False, region: Names = None,
              geo: Names = None, currency: str | None = None, warehouse: WarehousePath = None
              ) -> pl.DataFrame:
     """The cheapest comparable offers, $/GPU-hour: available, fresh, whole GPUs, no outliers;
     the first of each GPU model is the cheapest every view names. `stock` is each offer's
-    stock state; `in_stock`: only offers a source says can be rented now.
+    stock state; `in_stock`: only offers a source says can be rented now. `limit` None: every
+    offer that matches.
 
     >>> gpuprices.cheapest(gpu="H100", limit=3)  # doctest: +SKIP
     """
@@ -160,9 +166,9 @@ def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | No
         chosen_tier = tiers[inputs.one_of("tier", tier, tiers)]
     providers = _names(provider)
     count = _limit(limit)
-    return _ask(warehouse, pricing, lambda now: cheapest_offers(
+    return _ask(warehouse, pricing, lambda now: _first(cheapest_offers(
         now, gpu_models=models, min_vram_gb=min_vram, tier=chosen_tier, providers=providers,
-        include_unavailable=include_unavailable, in_stock=in_stock).head(count),
+        include_unavailable=include_unavailable, in_stock=in_stock), count),
         _where(region, geo), currency)
 
 
@@ -276,17 +282,18 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
     return "\n".join([unit.describe(), *lines] if unit.converting else lines)
 
 
-def value(metric: str = "pflop", gpu: Names = None, *, limit: int = 20, pricing: Names = None,
+def value(metric: str = "pflop", gpu: Names = None, *, limit: int | None = 20,
+          pricing: Names = None,
           region: Names = None, geo: Names = None, currency: str | None = None,
           warehouse: WarehousePath = None) -> pl.DataFrame:
     """Price-performance of comparable offers: $ per PFLOP-hour (dense BF16), per GB of VRAM
-    an hour, or per TB/s of memory bandwidth an hour, best first."""
+    an hour, or per TB/s of memory bandwidth an hour, best first (`limit` None: all)."""
     from reports.market.value import METRICS, price_performance
 
     inputs.one_of("metric", metric, METRICS)
     models, count = inputs.gpu_models(gpu), _limit(limit)
-    return _ask(warehouse, pricing, lambda now: price_performance(now, metric, models),
-                _where(region, geo), currency).head(count)
+    return _first(_ask(warehouse, pricing, lambda now: price_performance(now, metric, models),
+                       _where(region, geo), currency), count)
 
 
 def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = None,
@@ -491,11 +498,11 @@ def history(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names 
 
 def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
             pricing: Names = None, region: Names = None, geo: Names = None,
-            currency: str | None = None, limit: int = 50, warehouse: WarehousePath = None
-            ) -> pl.DataFrame:
+            currency: str | None = None, limit: int | None = 50,
+            warehouse: WarehousePath = None) -> pl.DataFrame:
     """Moves of current prices on or after `since` (the source that speaks for each
     offering): old -> new per hour and per GPU-hour, %, newest first (`currency`: at the
-    rate of each move's day)."""
+    rate of each move's day; `limit` None: every move)."""
     from reports.market.history import price_moves
 
     day = inputs.as_day(since, "since")
@@ -504,7 +511,7 @@ def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
     with connection(warehouse) as con:
         moves = price_moves(con, since=day, gpu_models=models, providers=_names(provider),
                             pricing=inputs.pricing_kinds(pricing), place=where)
-        return in_currency(con, moves.head(count), code, day_column="changed_on")
+        return in_currency(con, _first(moves, count), code, day_column="changed_on")
 
 
 def sources(warehouse: WarehousePath = None) -> pl.DataFrame:

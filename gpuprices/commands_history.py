@@ -349,7 +349,7 @@ def changes(
     where, money = place(region, geo), Money.of(currency)
     moves = money.seen(api.changes(since.date(), gpu=gpu, provider=provider, pricing=pricing,
                                    region=where.regions, geo=where.geos, currency=money.code,
-                                   limit=LIMIT.high, warehouse=warehouse),
+                                   limit=None, warehouse=warehouse),
                        day_column="changed_on")
     columns = [money.label(c) for c in MOVE_COLUMNS]
     shown = moves if fmt is not Format.table else moves.select(

@@ -181,7 +181,7 @@ def value(
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
     where, money = place(region, geo), Money.of(currency)
-    ranked = api.value(metric, gpu, limit=LIMIT.high, pricing=pricing, region=where.regions,
+    ranked = api.value(metric, gpu, limit=None, pricing=pricing, region=where.regions,
                        geo=where.geos, currency=money.code, warehouse=warehouse)
     money.show(money.seen(ranked.head(limit), day=datetime.now(UTC).date()), fmt,
                title=f"best {METRICS[metric][1]} ({ranked.height} offers)")

@@ -124,7 +124,7 @@ def cheapest(
     where, money = place(region, geo), Money.of(currency)
     frame = money.seen(api.cheapest(
         gpu, min_vram=min_vram, tier=tier, pricing=pricing, provider=provider,
-        limit=LIMIT.high, include_unavailable=include_unavailable, in_stock=in_stock,
+        limit=None, include_unavailable=include_unavailable, in_stock=in_stock,
         region=where.regions, geo=where.geos, currency=money.code, warehouse=warehouse),
         day=datetime.now(UTC).date())
     money.show(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match"
