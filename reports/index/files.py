@@ -127,8 +127,13 @@ def _month_json(month: str, fixings: pl.DataFrame) -> bytes:
     against 0.15 s through dicts and json.dumps), json.dumps otherwise."""
     texted, rest = _dates_as_text(fixings)
     if not rest and _polars_writes_as_json_dumps(texted):
-        rows = texted.select(sorted(texted.columns)).write_json().encode()
-        return b'{"fixings":' + rows + b',"month":' + json.dumps(month).encode() + b"}"
+        # Into one buffer: write_json() returns a str, which .encode() and the joins would
+        # copy three times (+40 MiB at 50 M, over the nightly report's 500 MiB).
+        document = io.BytesIO()
+        document.write(b'{"fixings":')
+        texted.select(sorted(texted.columns)).write_json(document)
+        document.write(b',"month":' + json.dumps(month).encode() + b"}")
+        return document.getvalue()
     document = {"month": month, "fixings": _json_rows(fixings)}
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
