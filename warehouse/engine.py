@@ -3,12 +3,15 @@
 DuckDB prints a progress bar to stdout (piped too) once a query runs past 2 s, into a command's
 CSV or JSON and into a worker's line protocol. It is a per-connection setting (not allowed in
 the connect config), so it is turned off right after connecting, before a sandbox locks the
-configuration.
+configuration. Opening one also makes DuckDB's look-ups of an absent pandas cheap
+(warehouse.pandas_absent: ~60 µs per bound parameter otherwise).
 """
 
 from __future__ import annotations
 
 import duckdb
+
+from warehouse.pandas_absent import answer_pandas_lookups
 
 __all__ = ["open_duckdb"]
 
@@ -16,6 +19,7 @@ __all__ = ["open_duckdb"]
 def open_duckdb(database: str, *, read_only: bool = False,
                 config: dict[str, object] | None = None) -> duckdb.DuckDBPyConnection:
     """duckdb.connect with `config`; `lock_configuration` is applied last."""
+    answer_pandas_lookups()
     settings = dict(config or {})
     lock = bool(settings.pop("lock_configuration", False))
     con = duckdb.connect(database, read_only=read_only, config=settings)
