@@ -37,10 +37,21 @@ def fixings_of(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | Non
                ) -> tuple[pl.DataFrame, pl.DataFrame, bool]:
     """(fixings, their votes, published?) of `day`: the records when the day is fixed, else
     computed now from the published record (indicative)."""
+    fixings, votes, published = _day_fixings(con, day, now=now, gpu_models=gpu_models,
+                                             kind=kind, segment=segment, geo=geo)
+    if votes is None:
+        votes = read_votes(con, fixings["fixing_id"].to_list())
+    return fixings, votes, published
+
+
+def _day_fixings(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | None,
+                 gpu_models: list[str] | None, kind: str | None, segment: str | None,
+                 geo: str | None) -> tuple[pl.DataFrame, pl.DataFrame | None, bool]:
+    """fixings_of, the votes of a published day left unread (None): the market table does
+    not show them."""
     if day_record(con, day) is not None:
-        fixings = read_fixings(con, days=[day], gpu_models=gpu_models, kind=kind,
-                               segment=segment, geo=geo)
-        return fixings, read_votes(con, fixings["fixing_id"].to_list()), True
+        return read_fixings(con, days=[day], gpu_models=gpu_models, kind=kind,
+                            segment=segment, geo=geo), None, True
     # computing a day needs the engine (and numpy): loaded only for a day not yet fixed
     from warehouse.index.publish import indicative
 
@@ -73,8 +84,8 @@ def market_view(con: duckdb.DuckDBPyConnection, day: date, *,
     (the two-stage median `median_usd_per_gpu_hour`, min, p25, p75, max, providers, offers,
     dispersion). Second: is the index value published (else indicative)?"""
     stats, _ = stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
-    fixings, _, published = fixings_of(con, day, now=now, gpu_models=gpu_models,
-                                       kind=ON_DEMAND, segment=segment, geo=ALL)
+    fixings, _, published = _day_fixings(con, day, now=now, gpu_models=gpu_models,
+                                         kind=ON_DEMAND, segment=segment, geo=ALL)
     index = fixings.filter(pl.col("term_months") == 0).select(
         "gpu_model", "segment", pl.col("value").alias("index_usd"),
         pl.col("withheld_reason").alias("index_reason"),
