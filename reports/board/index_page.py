@@ -26,7 +26,7 @@ from reports.markdown import money
 from warehouse.fx import USD, Unit, in_currency, unit_of
 from warehouse.index.store import read_fixings
 
-__all__ = ["WITHHELD_DAYS", "in_unit", "index_page_context"]
+__all__ = ["WITHHELD_DAYS", "in_unit", "index_page_context", "page_fixings"]
 
 WITHHELD_DAYS = 90  # the withheld-days table covers this many days back
 CHART_GPUS = 12
@@ -76,20 +76,43 @@ def in_unit(con: duckdb.DuckDBPyConnection, fixings: pl.DataFrame, currency: str
     return converted.filter(~no_rate).select(fixings.columns), held
 
 
+_MAIN = (pl.col("kind") == "on_demand") & (pl.col("segment") == "all") & (pl.col("geo") == "all")
+
+
+def page_fixings(con: duckdb.DuckDBPyConnection, until: date, currency: str | None
+                 ) -> tuple[pl.DataFrame, pl.DataFrame, list[date]]:
+    """What the page shows of the fixings up to `until`: every day of the main series
+    (on-demand, all segments, all geographies), every fixing of the last day, and the days
+    held for want of a rate. In USD only those are read: every fixing of every day is ~1,470
+    rows a day at 14,000 offerings (half a million after a year of nightly fixings). In
+    another currency every fixing is read, for the days held are those of any published
+    value."""
+    if currency not in (None, "USD"):
+        fixings, held = in_unit(con, read_fixings(con, until=until), currency)
+        last = fixings["day"].max() if fixings.height else None
+        return (fixings.filter(_MAIN), fixings.filter(pl.col("day") == last)
+                if last is not None else fixings, held)
+    row = con.execute("SELECT max(day) FROM index_fixing WHERE day <= $until",
+                      {"until": until}).fetchone()
+    last_day = row[0] if row else None
+    if last_day is None:
+        return read_fixings(con, days=[]), read_fixings(con, days=[]), []
+    return (read_fixings(con, until=until, kind="on_demand", segment="all", geo="all"),
+            read_fixings(con, days=[last_day]), [])
+
+
 def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
                        files: IndexFiles | None, currency: str | None = None
                        ) -> dict[str, Any]:
     until = as_of.date()
     unit = unit_of(con, currency, until).as_printed() if currency not in (None, "USD") else USD
-    fixings, held = in_unit(con, read_fixings(con, until=until), currency)
+    main, today, held = page_fixings(con, until, currency)
     money_note = {"converting": unit.converting, "currency": unit.currency,
                   "per_gpu_hour": unit.label("$/GPU-hour"),
                   "held": held_note(held, unit.currency)}
-    if fixings.height == 0:
+    if today.height == 0:
         return {"empty": True, "files": [], "figures": [], "money": money_note}
-    last_day: date = fixings["day"].max()  # type: ignore[assignment]
-    main = fixings.filter((pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
-                          & (pl.col("geo") == "all"))
+    last_day: date = today["day"].max()  # type: ignore[assignment]
     latest = main.filter(pl.col("day") == last_day)
     published = main.filter(pl.col("value").is_not_null())["gpu_model"].unique()
     order = (latest.filter(pl.col("gpu_model").is_in(published.implode()))
@@ -115,7 +138,7 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
                            & (pl.col("day") > last_day - timedelta(days=WITHHELD_DAYS))
                            & pl.col("gpu_model").is_in(order)).sort("day", "gpu_model",
                                                                     descending=[True, False])
-    today = fixings.filter(pl.col("day") == last_day).with_columns(kind_label().alias("label"))
+    today = today.with_columns(kind_label().alias("label"))
     curve = today.filter((pl.col("segment") == "all") & (pl.col("geo") == "all")
                          & pl.col("value").is_not_null())
     scoped = today.filter(((pl.col("segment") != "all") | (pl.col("geo") != "all"))

@@ -207,3 +207,27 @@ def test_the_index_files_are_a_set_per_month_written_once(demo: Path, tmp_path: 
     assert len(listed) == 1 + 3 * len(months)
     for name, digest in listed.items():
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("days_back", [0, 3, 4000])
+def test_the_index_page_reads_what_it_shows_as_the_whole_record_gives_it(
+        demo: Path, days_back: int) -> None:
+    """page_fixings reads the main series and the last day alone (in USD); they must be the
+    rows, in order, that filtering every fixing gives (the page was built from those)."""
+    from datetime import timedelta
+
+    from reports.board.index_page import page_fixings
+
+    until = datetime.now(UTC).date() - timedelta(days=days_back)
+    with connect_read_only(demo) as con:
+        every = read_fixings(con, until=until)
+        main, today, held = page_fixings(con, until, None)
+    assert held == []
+    assert main.equals(every.filter((pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
+                                    & (pl.col("geo") == "all")))
+    if every.height == 0:  # before the first fixing: the empty page
+        assert today.height == 0
+        return
+    assert today.equals(every.filter(pl.col("day") == every["day"].max()))
+    if days_back == 0:
+        assert main.height and today["kind"].n_unique() > 1  # a real page, not two empty frames
