@@ -65,22 +65,26 @@ def connection(warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyConne
 
 @contextmanager
 def prices_at(warehouse: WarehousePath = None, pricing: Names = None,
-              as_of: datetime | None = None, place: Place | None = None) -> Iterator[Prices]:
-    """The prices as they stand now (or at `as_of`) in the pricing set and place asked for."""
+              as_of: datetime | None = None, place: Place | None = None,
+              gpu_models: list[str] | None = None) -> Iterator[Prices]:
+    """The prices as they stand now (or at `as_of`) in the pricing set and place asked for
+    (`gpu_models`: of those models alone, for a question about them)."""
     from warehouse.place import EVERYWHERE
     from warehouse.semantic import Prices
 
     chosen = inputs.pricing_kinds(pricing)
     with connection(warehouse) as con:
-        yield Prices(con, as_of or datetime.now(UTC), chosen, place=place or EVERYWHERE)
+        yield Prices(con, as_of or datetime.now(UTC), chosen, place=place or EVERYWHERE,
+                     gpu_models=tuple(gpu_models) if gpu_models else None)
 
 
 def _ask(warehouse: WarehousePath, pricing: Names, question: Callable[[Prices], pl.DataFrame],
-         place: Place | None = None, currency: str | None = None) -> pl.DataFrame:
-    """`question`'s answer over the prices now, in `place`; amounts in `currency` at today's
-    rate."""
+         place: Place | None = None, currency: str | None = None,
+         gpu_models: list[str] | None = None) -> pl.DataFrame:
+    """`question`'s answer over the prices now, in `place` (of `gpu_models` alone, when the
+    question is about them); amounts in `currency` at today's rate."""
     code = inputs.currency(currency)
-    with prices_at(warehouse, pricing, place=place) as now:
+    with prices_at(warehouse, pricing, place=place, gpu_models=gpu_models) as now:
         return in_currency(now.con, question(now), code, day=now.day)
 
 
@@ -169,7 +173,7 @@ def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | No
     return _ask(warehouse, pricing, lambda now: _first(cheapest_offers(
         now, gpu_models=models, min_vram_gb=min_vram, tier=chosen_tier, providers=providers,
         include_unavailable=include_unavailable, in_stock=in_stock), count),
-        _where(region, geo), currency)
+        _where(region, geo), currency, gpu_models=models)
 
 
 def _names(values: Names) -> list[str] | None:
@@ -293,7 +297,7 @@ def value(metric: str = "pflop", gpu: Names = None, *, limit: int | None = 20,
     inputs.one_of("metric", metric, METRICS)
     models, count = inputs.gpu_models(gpu), _limit(limit)
     return _first(_ask(warehouse, pricing, lambda now: price_performance(now, metric, models),
-                       _where(region, geo), currency), count)
+                       _where(region, geo), currency, gpu_models=models), count)
 
 
 def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = None,

@@ -189,10 +189,19 @@ ORDER BY {_ORDER_SQL}
 """
 
 
-def offers_sql(current: str = "current_price_at($as_of)", place: Place = EVERYWHERE) -> str:
-    """OFFERS over `current`, in `place` (its parameters: offers_params(..., place=))."""
+# Only some GPU models' offers (Prices.gpu_models): every rule of the comparable offer reads
+# the offers of the same GPU model alone (the preliminary median is per model), so these rows
+# are exactly those models' rows of all offers.
+_OF_MODELS = " AND list_contains($offer_models, c.gpu_model)"
+
+
+def offers_sql(current: str = "current_price_at($as_of)", place: Place = EVERYWHERE, *,
+               of_models: bool = False) -> str:
+    """OFFERS over `current`, in `place` (its parameters: offers_params(..., place=)); with
+    `of_models`, only the models of the parameter $offer_models."""
     return OFFERS.format(current=current, jump=UNCONFIRMED_JUMP,
-                         place=place.sql("c.provider", "c.region"))
+                         place=place.sql("c.provider", "c.region")
+                         + (_OF_MODELS if of_models else ""))
 
 
 def offers_params(pricing: tuple[str, ...], config: MarketConfig | None = None,
@@ -220,7 +229,9 @@ class Prices:
     read once per pricing set and kept. `offers` rows carry every column of observation, plus
     family, bf16_tflops, segment, `stock` (the stock state), the source's `aggregator`,
     `source_kind`, `last_success_at` (when its source last saw them), `carried_days`, `stale`,
-    `preliminary_usd` and `excluded`.
+    `preliminary_usd` and `excluded`. `gpu_models`: only these models' offers (the same rows
+    as all offers filtered to them, read faster: 14,000 offers are ~80 ms at 50 M
+    observations; a question about one GPU needs its few hundred).
     """
 
     ORDER: ClassVar[tuple[str, ...]] = OFFER_ORDER
@@ -231,6 +242,7 @@ class Prices:
     config: MarketConfig | None = None
     segments: dict[str, str] | None = None
     place: Place = EVERYWHERE
+    gpu_models: tuple[str, ...] | None = None
     _offers: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
     _comparable: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
 
@@ -246,9 +258,12 @@ class Prices:
         chosen = pricing_set(pricing or self.pricing)
         if chosen not in self._offers:
             place = placed(self.con, self.place)
-            sql = f"SELECT * FROM ({offers_sql(place=place)}) ORDER BY gpu_model, {_ORDER_SQL}"
+            of_models = self.gpu_models is not None
+            sql = (f"SELECT * FROM ({offers_sql(place=place, of_models=of_models)}) "
+                   f"ORDER BY gpu_model, {_ORDER_SQL}")
+            models = {"offer_models": list(self.gpu_models or ())} if of_models else {}
             self._offers[chosen] = sql_frame(self.con, sql, bind(sql, {
-                "as_of": self.as_of,
+                "as_of": self.as_of, **models,
                 **offers_params(chosen, self.config, self.segments, place)}))
         return self._offers[chosen]
 
@@ -289,6 +304,9 @@ def at_moment(prices: Prices | None, con: duckdb.DuckDBPyConnection,
         return Prices(con, as_of)
     if prices.as_of != as_of or prices.con is not con:
         raise ValueError(f"prices at {prices.as_of} (another connection?) given for {as_of}")
+    if prices.gpu_models is not None:
+        raise ValueError(f"prices of {', '.join(prices.gpu_models)} alone given for a view "
+                         "of every GPU")
     return prices
 
 

@@ -158,8 +158,10 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
     the offers in `place`; amounts in `unit`."""
     config = config or load_market_config()
     as_of = day_end(day, now or datetime.now(UTC))
-    every = Prices(con, as_of, config=config, segments=segments, place=place).offers()
-    # the market below is made from these very rows, not from a second reading of them
+    # the models' offers alone (each rule and the market are per model: the same rows and
+    # values as from every offer); the market below is made from these very rows
+    every = Prices(con, as_of, config=config, segments=segments, place=place,
+                   gpu_models=tuple(gpu_models)).offers()
     temp_table(con, "_explained_offers", every)
     try:
         providers, market = computed_market(con, as_of, config, segments, place=place,

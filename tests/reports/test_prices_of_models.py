@@ -1,0 +1,82 @@
+"""Prices(..., gpu_models=...) reads only those models' offers: they must be exactly the rows
+all offers give for them (every rule of the comparable offer, the outlier median included,
+reads offers of the same model alone), in every pricing set and place; and the answers built
+on them (cheapest, value, explain market) must be the answers built on all offers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from gpuprices import api
+from reports.market.explain import explain_market
+from reports.market.rankings import cheapest_offers
+from tests.reports.test_demo_history import demo_warehouse
+from warehouse.connection import connect_read_only
+from warehouse.place import EVERYWHERE, Place
+from warehouse.semantic import Prices, at_moment
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("models-demo") / "gpu_prices.duckdb"
+    demo_warehouse(path, datetime.now(UTC))
+    return path
+
+
+MODEL_SETS = [("H100 SXM", "H100 PCIe", "H100 NVL"), ("A100 80GB",), ("RTX 4090", "L4"),
+              ("no such GPU",)]
+
+
+@pytest.mark.parametrize("models", MODEL_SETS, ids=lambda m: "+".join(m))
+@pytest.mark.parametrize("place", [EVERYWHERE, Place.of(geos=["EU"])], ids=["all", "EU"])
+def test_the_offers_of_some_models_are_those_of_all_offers(demo: Path, models: tuple[str, ...],
+                                                           place: Place) -> None:
+    now = datetime.now(UTC)
+    with connect_read_only(demo) as con:
+        every = Prices(con, now, place=place)
+        some = Prices(con, now, place=place, gpu_models=models)
+        for pricing in [None, ("spot", "interruptible", "community_spot"),
+                        ("on_demand", "spot", "community", "serverless")]:
+            whole = every.offers(pricing).filter(pl.col("gpu_model").is_in(list(models)))
+            assert some.offers(pricing).equals(whole), (models, pricing)
+        if models[0] == "H100 SXM" and place.everywhere:  # the test can tell the two apart
+            assert some.offers().height and some.offers().height < every.offers().height
+            assert some.offers()["excluded"].null_count() < some.offers().height  # rules ran
+
+
+def test_answers_about_a_model_are_the_answers_from_every_offer(demo: Path) -> None:
+    now = datetime.now(UTC)
+    h100 = ["H100 SXM", "H100 PCIe", "H100 NVL"]
+    with connect_read_only(demo) as con:
+        every, some = Prices(con, now), Prices(con, now, gpu_models=tuple(h100))
+        assert cheapest_offers(some, gpu_models=h100).equals(
+            cheapest_offers(every, gpu_models=h100))
+        with pytest.raises(ValueError, match="alone"):  # never shared with a view of all GPUs
+            at_moment(some, con, now)
+    assert api.cheapest("H100", limit=None, warehouse=demo).height > 0
+    assert api.value(gpu="H100", limit=None, warehouse=demo).height > 0
+
+
+def test_explain_market_reads_the_models_alone_and_says_the_same(demo: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    day = datetime.now(UTC).date()
+    with connect_read_only(demo) as con:
+        restricted = explain_market(con, ["H100 SXM", "A100 80GB"], day)
+        read: list[tuple[str, ...] | None] = []
+        original = Prices.offers
+
+        def every_offer(self: Prices, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
+            read.append(self.gpu_models)
+            self.gpu_models = None  # as before: every offer, then the models' lines
+            return original(self, pricing)
+
+        monkeypatch.setattr(Prices, "offers", every_offer)
+        from_all = explain_market(con, ["H100 SXM", "A100 80GB"], day)
+    assert read == [("H100 SXM", "A100 80GB")]
+    assert restricted == from_all
+    assert any(line.startswith("market price of H100 SXM") for line in restricted)
