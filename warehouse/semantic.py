@@ -316,7 +316,11 @@ def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
     """The cheapest comparable offer per GPU model at `as_of`, in one SQL statement (the
     history of a provider, a place or another pricing set is made of these, a day at a
     time)."""
-    sql = CHEAPEST.format(offers=offers_sql(place=placed(con, place)))
+    # the models' offers alone, as Prices.gpu_models reads them (a day-by-day history asks
+    # this once a day)
+    sql = CHEAPEST.format(offers=offers_sql(place=placed(con, place),
+                                            of_models=bool(gpu_models)))
+    models = {"offer_models": gpu_models} if gpu_models else {}
     return sql_frame(con, sql, bind(sql, {"as_of": as_of, "models": gpu_models,
-                                          "only": providers,
+                                          "only": providers, **models,
                                           **offers_params(pricing_set(pricing), place=place)}))

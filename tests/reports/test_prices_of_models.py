@@ -80,3 +80,18 @@ def test_explain_market_reads_the_models_alone_and_says_the_same(demo: Path,
     assert read == [("H100 SXM", "A100 80GB")]
     assert restricted == from_all
     assert any(line.startswith("market price of H100 SXM") for line in restricted)
+
+
+def test_the_cheapest_at_a_moment_reads_the_models_alone_and_finds_the_same(demo: Path) -> None:
+    from warehouse.semantic import cheapest_at
+
+    now = datetime.now(UTC)
+    with connect_read_only(demo) as con:
+        every = cheapest_at(con, now)
+        for models in (["H100 SXM", "H100 PCIe"], ["L4"], ["RTX 4090", "A100 80GB", "L4"]):
+            alone = cheapest_at(con, now, gpu_models=models)
+            assert alone.equals(every.filter(pl.col("gpu_model").is_in(models))), models
+            from_prices = Prices(con, now).cheapest(gpu_models=models)
+            assert alone.select(from_prices.columns).sort("gpu_model").equals(
+                from_prices.sort("gpu_model"))
+        assert cheapest_at(con, now, gpu_models=["H100 SXM"]).height == 1
