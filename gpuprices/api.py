@@ -273,7 +273,7 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
         inputs.one_of("scenario", name, scenarios)
     models = inputs.gpu_models([name]) if what != "scenario" else None
     where = _where(region, geo)
-    with prices_at(warehouse, pricing, as_of, where) as then:
+    with prices_at(warehouse, pricing, as_of, where, gpu_models=models) as then:
         unit = unit_on(then.con, currency, then.day)
         if what == "market":
             lines = explain_market(then.con, models or [], chosen_day, now=now, place=where,
@@ -314,7 +314,7 @@ def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = Non
     inputs.CLUSTER_GPUS.check("gpus", gpus)
     inputs.CLUSTER_DAYS.check("days", days)
     where, code = _where(region, geo), inputs.currency(currency)
-    with prices_at(warehouse, pricing, place=where) as now:
+    with prices_at(warehouse, pricing, place=where, gpu_models=models) as now:
         market_rows, _ = market_of(now.con, now.day, now=now.as_of, place=where)
         quotes = cluster_quotes(now, market_rows, models, gpus=int(gpus), days=int(days))
         if quotes.height == 0:
@@ -582,7 +582,7 @@ def availability_detail(gpu: str, *, days: int = 7, region: Names = None, geo: N
     inputs.HISTORY_DAYS.check("days", days)
     where = _where(region, geo)
     now = datetime.now(UTC)
-    with prices_at(warehouse, pricing, now, where) as current:
+    with prices_at(warehouse, pricing, now, where, gpu_models=models) as current:
         series = series_of(current.con, as_of=now, since=now - timedelta(days=int(days)),
                            gpu_models=models, pricing=current.pricing, place=where)
         quoting = current.comparable().filter(pl.col("gpu_model").is_in(models))

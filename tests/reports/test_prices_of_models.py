@@ -12,8 +12,10 @@ import polars as pl
 import pytest
 
 from gpuprices import api
-from reports.market.explain import explain_market
+from reports.market.cluster import cluster_quotes
+from reports.market.explain import explain_cheapest, explain_market
 from reports.market.rankings import cheapest_offers
+from reports.market.values import market_of
 from tests.reports.test_demo_history import demo_warehouse
 from warehouse.connection import connect_read_only
 from warehouse.place import EVERYWHERE, Place
@@ -57,6 +59,10 @@ def test_answers_about_a_model_are_the_answers_from_every_offer(demo: Path) -> N
             cheapest_offers(every, gpu_models=h100))
         with pytest.raises(ValueError, match="alone"):  # never shared with a view of all GPUs
             at_moment(some, con, now)
+        market_rows, _ = market_of(con, now.date(), now=now)
+        assert cluster_quotes(some, market_rows, h100, gpus=64, days=30).equals(
+            cluster_quotes(every, market_rows, h100, gpus=64, days=30))
+        assert explain_cheapest(some, h100) == explain_cheapest(every, h100)
     assert api.cheapest("H100", limit=None, warehouse=demo).height > 0
     assert api.value(gpu="H100", limit=None, warehouse=demo).height > 0
 
