@@ -1,8 +1,8 @@
 """The board's index page (gpu-index.html): the values its template renders, read from the
 published fixings only (warehouse.index.store.read_fixings), so the page shows the numbers
-`gpuprices index` prints: per GPU the on-demand series with its band, panel size and method
-version, every withheld day with its reason, and the latest day's term curve, segments and
-geographies.
+`gpuprices index` prints: per GPU the on-demand series of the last SERIES_DAYS days with its
+band, panel size and method version, every withheld day with its reason, and the latest day's
+term curve, segments and geographies.
 
 In another currency (`currency`, e.g. EUR) each day's value and band are at the ECB rate of
 that day (as `index --currency --date DAY` prints them); a published day without a rate is
@@ -10,6 +10,7 @@ left out of the page and counted (`held`). The index itself is fixed and stored 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -26,9 +27,13 @@ from reports.markdown import money
 from warehouse.fx import USD, Unit, in_currency, unit_of
 from warehouse.index.store import read_fixings
 
-__all__ = ["WITHHELD_DAYS", "in_unit", "index_page_context", "page_fixings"]
+__all__ = ["SERIES_DAYS", "WITHHELD_DAYS", "PageFixings", "in_unit", "index_page_context",
+           "page_fixings"]
 
 WITHHELD_DAYS = 90  # the withheld-days table covers this many days back
+# The series (charts and their tables) cover this many days to the last fixing, so the page
+# stays the same size as the index's history grows; the month files hold every day.
+SERIES_DAYS = 365
 CHART_GPUS = 12
 
 
@@ -79,26 +84,42 @@ def in_unit(con: duckdb.DuckDBPyConnection, fixings: pl.DataFrame, currency: str
 _MAIN = (pl.col("kind") == "on_demand") & (pl.col("segment") == "all") & (pl.col("geo") == "all")
 
 
+@dataclass(frozen=True, slots=True)
+class PageFixings:
+    main: pl.DataFrame  # the main series (on-demand, all segments and geographies) shown
+    today: pl.DataFrame  # every fixing of the last day
+    held: list[date]  # days left out for want of a rate (another currency)
+    first_day: date | None  # the first fixing's day: the month files hold every day from it
+
+
 def page_fixings(con: duckdb.DuckDBPyConnection, until: date, currency: str | None
-                 ) -> tuple[pl.DataFrame, pl.DataFrame, list[date]]:
-    """What the page shows of the fixings up to `until`: every day of the main series
-    (on-demand, all segments, all geographies), every fixing of the last day, and the days
-    held for want of a rate. In USD only those are read: every fixing of every day is ~1,470
-    rows a day at 14,000 offerings (half a million after a year of nightly fixings). In
-    another currency every fixing is read, for the days held are those of any published
-    value."""
+                 ) -> PageFixings:
+    """What the page shows of the fixings up to `until`: the main series over the last
+    SERIES_DAYS days to the last fixing, every fixing of the last day, and the days held for
+    want of a rate. In USD only those are read: every fixing of every day is ~1,470 rows a day
+    at 14,000 offerings (half a million after a year of nightly fixings). In another currency
+    every fixing is read, for the days held are those of any published value."""
     if currency not in (None, "USD"):
         fixings, held = in_unit(con, read_fixings(con, until=until), currency)
-        last = fixings["day"].max() if fixings.height else None
-        return (fixings.filter(_MAIN), fixings.filter(pl.col("day") == last)
-                if last is not None else fixings, held)
-    row = con.execute("SELECT max(day) FROM index_fixing WHERE day <= $until",
+        if fixings.height == 0:
+            return PageFixings(fixings, fixings, held, None)
+        last: date = fixings["day"].max()  # type: ignore[assignment]
+        shown = fixings.filter(_MAIN & (pl.col("day") >= _series_start(last)))
+        return PageFixings(shown, fixings.filter(pl.col("day") == last), held,
+                           fixings["day"].min())  # type: ignore[arg-type]
+    row = con.execute("SELECT min(day), max(day) FROM index_fixing WHERE day <= $until",
                       {"until": until}).fetchone()
-    last_day = row[0] if row else None
+    first_day, last_day = row if row else (None, None)
     if last_day is None:
-        return read_fixings(con, days=[]), read_fixings(con, days=[]), []
-    return (read_fixings(con, until=until, kind="on_demand", segment="all", geo="all"),
-            read_fixings(con, days=[last_day]), [])
+        none = read_fixings(con, days=[])
+        return PageFixings(none, none, [], None)
+    return PageFixings(read_fixings(con, since=_series_start(last_day), until=until,
+                                    kind="on_demand", segment="all", geo="all"),
+                       read_fixings(con, days=[last_day]), [], first_day)
+
+
+def _series_start(last_day: date) -> date:
+    return last_day - timedelta(days=SERIES_DAYS - 1)
 
 
 def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
@@ -106,10 +127,11 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
                        ) -> dict[str, Any]:
     until = as_of.date()
     unit = unit_of(con, currency, until).as_printed() if currency not in (None, "USD") else USD
-    main, today, held = page_fixings(con, until, currency)
+    page = page_fixings(con, until, currency)
+    main, today = page.main, page.today
     money_note = {"converting": unit.converting, "currency": unit.currency,
                   "per_gpu_hour": unit.label("$/GPU-hour"),
-                  "held": held_note(held, unit.currency)}
+                  "held": held_note(page.held, unit.currency)}
     if today.height == 0:
         return {"empty": True, "files": [], "figures": [], "money": money_note}
     last_day: date = today["day"].max()  # type: ignore[assignment]
@@ -148,7 +170,10 @@ def index_page_context(con: duckdb.DuckDBPyConnection, *, as_of: datetime,
         "empty": False, "money": money_note, "last_day": last_day.isoformat(),
         "method": method["method_version"],
         "params": method["params_digest"][:16], "figures": figures,
-        "withheld_days": WITHHELD_DAYS,
+        "withheld_days": WITHHELD_DAYS, "series_days": SERIES_DAYS,
+        # the page's series start after the first fixing: say where the earlier days are
+        "older_from": (page.first_day.isoformat() if page.first_day is not None
+                       and page.first_day < _series_start(last_day) else None),
         "withheld": sortable_table([_text("day", "day"), _text("GPU", "gpu_model"),
                                     _int("panel", "panel"),
                                     _text("no index because", "withheld_reason")],

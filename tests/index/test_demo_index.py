@@ -221,7 +221,8 @@ def test_the_index_page_reads_what_it_shows_as_the_whole_record_gives_it(
     until = datetime.now(UTC).date() - timedelta(days=days_back)
     with connect_read_only(demo) as con:
         every = read_fixings(con, until=until)
-        main, today, held = page_fixings(con, until, None)
+        page = page_fixings(con, until, None)
+        main, today, held = page.main, page.today, page.held
     assert held == []
     assert main.equals(every.filter((pl.col("kind") == "on_demand") & (pl.col("segment") == "all")
                                     & (pl.col("geo") == "all")))
@@ -231,3 +232,36 @@ def test_the_index_page_reads_what_it_shows_as_the_whole_record_gives_it(
     assert today.equals(every.filter(pl.col("day") == every["day"].max()))
     if days_back == 0:
         assert main.height and today["kind"].n_unique() > 1  # a real page, not two empty frames
+
+
+def test_the_index_page_shows_the_last_year_and_says_where_the_rest_is(demo: Path,
+                                                                    tmp_path: Path) -> None:
+    """After more than SERIES_DAYS of fixings the page's series cover the last SERIES_DAYS
+    days (the page stays the same size as the history grows) and a note points to the month
+    files; the demo's two weeks show whole, without the note."""
+    from datetime import timedelta
+
+    from reports.board.index_page import SERIES_DAYS, index_page_context
+
+    now = datetime.now(UTC)
+    with connect_read_only(demo) as con:
+        short = index_page_context(con, as_of=now, files=None)
+    assert short["older_from"] is None and short["figures"]
+    older = tmp_path / "older.duckdb"
+    shutil.copy(demo, older)
+    with duckdb.connect(str(older)) as con:  # the demo's fixings again, 400 days earlier
+        con.execute("INSERT INTO index_fixing BY NAME SELECT * REPLACE (day - 400 AS day, "
+                    "fixing_id || '-older' AS fixing_id) FROM index_fixing")
+        first, last = con.execute("SELECT min(day), max(day) FROM index_fixing").fetchone()
+    with connect_read_only(older) as con:
+        page = index_page_context(con, as_of=now, files=None)
+        week = f"{now.isocalendar().year}-W{now.isocalendar().week:02d}"
+        build_board(con, tmp_path / "board", week=week, as_of=now)
+    html = (tmp_path / "board" / "gpu-index.html").read_text(encoding="utf-8")
+    assert page["older_from"] == first.isoformat()
+    start = last - timedelta(days=SERIES_DAYS - 1)
+    for figure in page["figures"]:
+        days = [row[0].text for row in figure["table"].rows]
+        assert days and min(days) >= start.isoformat(), figure["gpu"]
+        assert figure["days"] == len(days)
+    assert f"every day since the first fixing ({first.isoformat()})" in html
