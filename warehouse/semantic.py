@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cache
@@ -179,10 +180,10 @@ SELECT r.* EXCLUDE (ruled_out), p.preliminary_usd,
 FROM ruled r LEFT JOIN preliminary p USING (gpu_model)
 """
 
+# `{offers}`: offers_sql(...), of the models asked for (of_models) when they are named.
 CHEAPEST = f"""
 SELECT * FROM ({{offers}})
 WHERE excluded IS NULL
-  AND ($models IS NULL OR list_contains($models, gpu_model))
   AND ($only IS NULL OR list_contains($only, provider))
 QUALIFY row_number() OVER (PARTITION BY gpu_model ORDER BY {_ORDER_SQL}) = 1
 ORDER BY {_ORDER_SQL}
@@ -205,11 +206,14 @@ def offers_sql(current: str = "current_price_at($as_of)", place: Place = EVERYWH
 
 
 def offers_params(pricing: tuple[str, ...], config: MarketConfig | None = None,
-                  segments: dict[str, str] | None = None,
-                  place: Place = EVERYWHERE) -> dict[str, object]:
+                  segments: dict[str, str] | None = None, place: Place = EVERYWHERE,
+                  gpu_models: Sequence[str] | None = None) -> dict[str, object]:
+    """The parameters of offers_sql(..., place=, of_models=gpu_models is not None)."""
     config = config or _default_config()
+    models = {} if gpu_models is None else {"offer_models": list(gpu_models)}
     return {"pricing": list(pricing), "low": config.outlier_low_ratio,
-            "high": config.outlier_high_ratio, **segment_params(segments), **place.params()}
+            "high": config.outlier_high_ratio, **segment_params(segments), **place.params(),
+            **models}
 
 
 def placed(con: duckdb.DuckDBPyConnection, place: Place) -> Place:
@@ -261,10 +265,9 @@ class Prices:
             of_models = self.gpu_models is not None
             sql = (f"SELECT * FROM ({offers_sql(place=place, of_models=of_models)}) "
                    f"ORDER BY gpu_model, {_ORDER_SQL}")
-            models = {"offer_models": list(self.gpu_models or ())} if of_models else {}
             self._offers[chosen] = sql_frame(self.con, sql, bind(sql, {
-                "as_of": self.as_of, **models,
-                **offers_params(chosen, self.config, self.segments, place)}))
+                "as_of": self.as_of, **offers_params(chosen, self.config, self.segments, place,
+                                                     self.gpu_models)}))
         return self._offers[chosen]
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
@@ -319,8 +322,7 @@ def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
     # the models' offers alone, as Prices.gpu_models reads them (a day-by-day history asks
     # this once a day)
     sql = CHEAPEST.format(offers=offers_sql(place=placed(con, place),
-                                            of_models=bool(gpu_models)))
-    models = {"offer_models": gpu_models} if gpu_models else {}
-    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "models": gpu_models,
-                                          "only": providers, **models,
-                                          **offers_params(pricing_set(pricing), place=place)}))
+                                            of_models=gpu_models is not None))
+    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "only": providers,
+                                          **offers_params(pricing_set(pricing), place=place,
+                                                          gpu_models=gpu_models)}))

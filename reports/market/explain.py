@@ -160,15 +160,14 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
     as_of = day_end(day, now or datetime.now(UTC))
     # the models' offers alone (each rule and the market are per model: the same rows and
     # values as from every offer); the market below is made from these very rows
-    every = Prices(con, as_of, config=config, segments=segments, place=place,
-                   gpu_models=tuple(gpu_models)).offers()
-    temp_table(con, "_explained_offers", every)
+    offers = Prices(con, as_of, config=config, segments=segments, place=place,
+                    gpu_models=tuple(gpu_models)).offers()
+    temp_table(con, "_explained_offers", offers)
     try:
         providers, market = computed_market(con, as_of, config, segments, place=place,
                                             day=day, offers="SELECT * FROM _explained_offers")
     finally:
         con.execute("DROP TABLE IF EXISTS temp.main._explained_offers")  # it holds the rows
-    offers = every.filter(pl.col("gpu_model").is_in(gpu_models))
     where = f" in {place.describe()}" if not place.everywhere else ""
     lines: list[str] = []
     for model in [m for m in gpu_models if m in set(offers["gpu_model"])]:
