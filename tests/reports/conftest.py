@@ -21,6 +21,13 @@ from warehouse.connection import connect
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday of ISO week 2026-W47
 
+
+def same_day(moment: datetime, now: datetime) -> datetime:
+    """`moment`, or the start of `now`'s UTC day when it falls on the day before: layouts built
+    on the real clock keep their "now" captures on today (run just after midnight UTC, a
+    capture an hour or two back is yesterday's, and every day-by-day answer gains a day)."""
+    return max(moment, datetime.combine(now.astimezone(UTC).date(), datetime.min.time(), UTC))
+
 PLAN_DDL = """
 CREATE TABLE IF NOT EXISTS plan (provider VARCHAR, plan VARCHAR, usd_per_month DOUBLE,
     compute_units_per_month DOUBLE, gpu_model VARCHAR, units_per_gpu_hour DOUBLE,
@@ -145,7 +152,7 @@ def build_market(build: Builder, at: datetime = NOW) -> None:
         offer("aws", "p4d.24xlarge", "A100 40GB", 32.77, count=8),
         offer("aws", "g4dn.xlarge", "T4", 0.526),
     ], run_id="run-old")
-    now = at - 2 * hours
+    now = same_day(at - 2 * hours, at)
     build.capture("vastai", now, [
         offer("vastai", "4090-a", "RTX 4090", 0.40),
         offer("vastai", "4090-a", "RTX 4090", 0.25, pricing="interruptible"),

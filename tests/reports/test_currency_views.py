@@ -30,7 +30,7 @@ from gpuprices.cli import app
 from reports.market.explain import explain_cheapest
 from reports.weekly.report import NoRateError, build_report, write_report
 from schemas.fx import no_rate_reason
-from tests.reports.conftest import NOW, Builder, cli_csv, offer
+from tests.reports.conftest import NOW, Builder, cli_csv, offer, same_day
 from tests.reports.test_place_currency import add_rate
 from warehouse.connection import connect
 from warehouse.fx import unit_of
@@ -50,7 +50,7 @@ def build_two_weeks(build: Builder, now: datetime) -> None:
                                        offer("vastai", "gone", "RTX 3090", 0.33)])
     build.capture("lambda", week_ago, [offer("lambda", "h100", "H100 PCIe", 2.50)])
     build.capture("runpod", week_ago, [offer("runpod", "4090", "RTX 4090", 0.70)])
-    at = now - timedelta(hours=1)
+    at = same_day(now - timedelta(hours=1), now)
     build.capture("vastai", at, [offer("vastai", "4090-a", "RTX 4090", 0.50)])
     build.capture("lambda", at, [offer("lambda", "h100", "H100 PCIe", 2.50)])
     build.capture("runpod", at, [offer("runpod", "4090", "RTX 4090", 0.75)])
