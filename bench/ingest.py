@@ -7,6 +7,7 @@ warehouse. Target: >= 50k observations parsed, validated and appended in <= 0.5 
 Each figure is the best of several runs (the machine may be shared), with its CPU time. A
 second figure lands the same night into a warehouse that already holds the previous night
 (the steady state: price_state updated, latest rows swapped, the WAL checkpointed).
+The writer runs on the refresh's DuckDB threads (warehouse.connection.REFRESH_THREADS).
 
     python -m bench.ingest [--size small]
 """
@@ -30,7 +31,7 @@ from schemas.observation import ValidatedBatch, to_observations, validate
 from scrapers.base import Source
 from scrapers.registry import all_sources
 from warehouse.append import ScrapeRecord, append_batch
-from warehouse.connection import connect
+from warehouse.connection import REFRESH_THREADS, connect
 from warehouse.ingest import Landing, ingest, land_group
 
 TARGET_ROWS, TARGET_S = 50_000, 0.5
@@ -75,7 +76,7 @@ def measure(source: Source, raw: RawCapture, workdir: Path, repeat: int) -> Stag
     batch = to_valid()
 
     def append_once() -> None:
-        con = connect(workdir / f"append-{uuid.uuid4().hex}.duckdb")
+        con = connect(workdir / f"append-{uuid.uuid4().hex}.duckdb", threads=REFRESH_THREADS)
         try:
             record = ScrapeRecord(run_id=uuid.uuid4().hex, source=source.name,
                                   started_at=datetime.now(UTC), status="success",
@@ -100,7 +101,7 @@ def measure(source: Source, raw: RawCapture, workdir: Path, repeat: int) -> Stag
 
     e2e: list[tuple[float, float]] = []
     for _ in range(repeat + 1):
-        con = connect(workdir / f"e2e-{uuid.uuid4().hex}.duckdb")
+        con = connect(workdir / f"e2e-{uuid.uuid4().hex}.duckdb", threads=REFRESH_THREADS)
         try:
             archive_root = workdir / f"archive-{uuid.uuid4().hex}"
             cpu = cpu_s()
@@ -127,7 +128,7 @@ def following_night(captures: list[tuple[Source, RawCapture]], workdir: Path,
     the sources that wait for the writer; else one `ingest` after another."""
     best: tuple[float, float] | None = None
     for attempt in range(repeat):
-        con = connect(workdir / f"night-{uuid.uuid4().hex}.duckdb")
+        con = connect(workdir / f"night-{uuid.uuid4().hex}.duckdb", threads=REFRESH_THREADS)
         archive_root = workdir / f"archive-night-{attempt}"
         try:
             for source, raw in captures:  # the night before

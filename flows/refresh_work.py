@@ -46,8 +46,8 @@ from warehouse.append import (
     register_sources,
     start_run,
 )
+from warehouse.connection import REFRESH_THREADS, open_warehouse
 from warehouse.connection import cursor as cursor_of
-from warehouse.connection import open_warehouse
 from warehouse.ingest import (
     Landing,
     Prepared,
@@ -308,7 +308,7 @@ def run_refresh(
     outcomes: list[ScrapeOutcome] = []
     with (
         refresh_lock(settings.warehouse, wait_s=lock_wait_s),
-        open_warehouse(settings.warehouse) as con,
+        open_warehouse(settings.warehouse, threads=REFRESH_THREADS) as con,
         _http_client(settings, offline=offline) as client,
     ):
         register_sources(con, source_infos(sources))

@@ -56,7 +56,8 @@ from warehouse.schema import (
 from warehouse.transaction import TOKEN_TABLE, retrying, transaction
 
 __all__ = [
-    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "SANDBOX",
+    "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "REFRESH_THREADS",
+    "SANDBOX",
     "VIEWS_SQL", "WarehouseBusy", "WarehouseError", "WarehouseOutdated", "WarehouseRefused",
     "check_warehouse_file", "connect", "connect_read_only", "cursor", "migrate", "migrations",
     "open_warehouse", "read_source", "reading", "refresh_views", "schema_version", "sync_reference",
@@ -75,6 +76,11 @@ NO_FILES: dict[str, object] = {
 }
 # For SQL a user typed (`gpuprices query`): also no setting can be changed afterwards.
 SANDBOX: dict[str, object] = {**NO_FILES, "lock_configuration": True}
+# A refresh's writer runs DuckDB on one thread: a night's landings are many small statements
+# (a batch is smaller than a row group, so its insert is not parallel anyway), and a second
+# thread only adds the cost of handing work over: 0.85x the CPU of a quiet 32-source night on
+# 2 cores, and no slower (BENCHMARKS.md section 17).
+REFRESH_THREADS = 1
 # A writer waits this long for readers that opened the warehouse file itself to close it.
 READER_WAIT_S = 30.0
 # A holder DuckDB named but no lock table shows any more has just closed: look again briefly.
@@ -126,17 +132,22 @@ def _open(path: Path, *, read_only: bool, config: dict[str, object], shown: str 
                              f"{text.splitlines()[0]}") from None
 
 
-def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnection:
+def connect(path: str | Path, *, wait_s: float = 0.0,
+            threads: int | None = None) -> duckdb.DuckDBPyConnection:
     """Open for writing: create the file if needed, check it, migrate, refresh views, and mark
     runs whose process is gone (a kill -9) as abandoned.
 
     `wait_s` > 0 waits that long for another writer to finish before giving up; readers that
     opened the file itself (not a snapshot) are waited for up to READER_WAIT_S.
+    `threads`: DuckDB's worker threads for a file's connection (None: DuckDB's default, one
+    per core). A refresh asks for one (REFRESH_THREADS); a lake keeps its default.
     """
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
     if is_lake_url(path):  # many writers at once: warehouse.lake, warehouse.transaction
         return open_lake_writer(str(path))
     if _is_memory(path):
-        con = open_duckdb(":memory:", config=dict(NO_FILES))
+        con = open_duckdb(":memory:", config=_with_threads(NO_FILES, threads))
         migrate(con)
         refresh_views(con)
         sync_reference(con)
@@ -150,8 +161,8 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     started = time.monotonic()
     while True:
         try:
-            con = _open(target, read_only=False, config=dict(NO_FILES), shown=path,
-                        warehouse=target)
+            con = _open(target, read_only=False, config=_with_threads(NO_FILES, threads),
+                        shown=path, warehouse=target)
             break
         except WarehouseBusy as busy:
             patience = {"reader": max(wait_s, READER_WAIT_S), "writer": wait_s}.get(
@@ -167,6 +178,21 @@ def connect(path: str | Path, *, wait_s: float = 0.0) -> duckdb.DuckDBPyConnecti
     return con
 
 
+def _with_threads(config: dict[str, object], threads: int | None) -> dict[str, object]:
+    return {**config, "threads": threads} if threads is not None else dict(config)
+
+
+@contextmanager
+def _every_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB's default threads (one per core) for the duration, then the connection's own."""
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    con.execute("RESET threads")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(row[0]) if row else 1}")
+
+
 def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     try:
         check_objects(con)  # before anything reads the file's objects
@@ -177,7 +203,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         if upgraded and needs_rebuild(applied):
             from warehouse.summaries import rebuild_committed
 
-            rebuild_committed(con)
+            with _every_thread(con):  # years of history: not a night's work
+                rebuild_committed(con)
         _mark_abandoned_runs(con)
     except duckdb.Error as exc:
         raise WarehouseError(f"cannot prepare the warehouse {path}: "
@@ -329,9 +356,11 @@ def _open_checked(path: str | Path, config: dict[str, object]
 
 @contextmanager
 def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float = 0.0,
-                   command: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
+                   command: str = "write", threads: int | None = None
+                   ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection for the duration. Writable: holds the writers' lock (warehouse.lock)
-    and, on the way out, publishes the read snapshot readers open."""
+    and, on the way out, publishes the read snapshot readers open. `threads`: as `connect`'s
+    (a writer's only)."""
     if read_only:
         con = connect_read_only(path)
         try:
@@ -340,7 +369,7 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
             con.close()
         return
     if _is_memory(path) or is_lake_url(path):  # a lake: no file lock, no read snapshot
-        con = connect(path)
+        con = connect(path, threads=threads)
         try:
             yield con
         finally:
@@ -350,7 +379,7 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
     with writer_lock(path, command=command, wait_s=wait_s):
         published = snapshot.current(target)
         stale = target.exists() and (published is None or not published.matches(target))
-        con = connect(path, wait_s=wait_s)
+        con = connect(path, wait_s=wait_s, threads=threads)
         try:
             if stale:  # no snapshot of the file as it stands (first write, after a crash ...):
                 _publish(con, path)  # publish one now, so readers need not wait for this write

@@ -17,7 +17,7 @@ from flows.refresh_work import Writer, source_infos
 from scrapers.registry import all_sources
 from tests.unit.test_perf_tables import assert_summaries_equal_a_rebuild, table
 from warehouse.append import register_sources
-from warehouse.connection import connect
+from warehouse.connection import REFRESH_THREADS, connect
 from warehouse.ingest import Landing, ScrapeOutcome, land, land_group
 from warehouse.summaries import SUMMARY_TABLES
 
@@ -163,15 +163,18 @@ def test_one_bad_landing_keeps_no_other_out(tmp_path: Path,
 
 def test_a_refresh_lands_every_source_through_the_writer(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plain refresh path: each source's outcome is its own, whichever thread landed it."""
+    """The plain refresh path: each source's outcome is its own, whichever thread landed it;
+    the writer's DuckDB runs on REFRESH_THREADS threads."""
     from contract.settings import load_settings
 
     groups: list[int] = []
+    threads: set[int] = set()
     real = work.land_group
 
     def counting(con: duckdb.DuckDBPyConnection, landings: list[Landing],
                  **kwargs: object) -> list[ScrapeOutcome]:
         groups.append(len(landings))
+        threads.add(con.execute("SELECT current_setting('threads')").fetchone()[0])
         return real(con, landings, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(work, "land_group", counting)
@@ -182,6 +185,7 @@ def test_a_refresh_lands_every_source_through_the_writer(tmp_path: Path,
     assert all(o.status == "success" for o in outcomes)
     con = connect(tmp_path / "w.duckdb")
     assert sum(groups) <= len(FIRST)
+    assert threads == {REFRESH_THREADS} == {1}
     assert con.execute("SELECT count(DISTINCT source) FROM observation").fetchone() == \
         (len(FIRST),)
     assert_summaries_equal_a_rebuild(con)

@@ -19,6 +19,7 @@ from reports.alerts import (
 )
 from tests.ops.receiver import http_receiver
 from tests.ops.snapshots import lambda_csv, moving_history, runpod_csv, write_snapshot
+from warehouse import snapshot
 from warehouse.connection import open_warehouse
 
 MARCH_2 = datetime(2024, 3, 2, 12, tzinfo=UTC)
@@ -92,7 +93,14 @@ def test_events_reach_an_apprise_json_webhook(tmp_path: Path, warehouse_path: Pa
                "GPUPRICES_ALERT_URLS": f"json://{host}/gpu-alerts"}
         fired = alerts_after_refresh(warehouse_path, env)
         assert [e.delivered for e in fired] == [["log", "apprise x1"]]
+        published = snapshot.current(warehouse_path)
+        assert published is not None and published.matches(warehouse_path)
         assert alerts_after_refresh(warehouse_path, env) == []  # sent once
+        # ... and a night without a new event never opened the writer: the file and its read
+        # snapshot are as they were (a writer's open alone changes the file, then it is
+        # copied whole into a new snapshot).
+        assert snapshot.current(warehouse_path) == published
+        assert published.matches(warehouse_path)
     assert len(received) == 1
     assert received[0]["path"] == "/gpu-alerts"
     assert received[0]["json"]["title"] == "H100 below $2.20/GPU-h"

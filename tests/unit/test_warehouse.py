@@ -86,6 +86,22 @@ def test_migrations_create_every_table_and_view_once(tmp_path: Path) -> None:
     reader.close()
 
 
+def test_a_writer_runs_on_the_threads_it_asks_for(tmp_path: Path) -> None:
+    """connect(threads=n) sets DuckDB's worker threads of a file's or memory warehouse's
+    writer (a refresh asks for REFRESH_THREADS); fewer than one is refused before any open."""
+    default = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()
+    for path in (tmp_path / "w.duckdb", ":memory:"):
+        con = connect(path, threads=1)
+        assert con.execute("SELECT current_setting('threads')").fetchone() == (1,)
+        con.close()
+        con = connect(path)
+        assert con.execute("SELECT current_setting('threads')").fetchone() == default
+        con.close()
+    with pytest.raises(ValueError, match="threads must be at least 1, not 0"):
+        connect(tmp_path / "other.duckdb", threads=0)
+    assert not (tmp_path / "other.duckdb").exists()
+
+
 def test_the_same_capture_twice_is_unchanged(con: duckdb.DuckDBPyConnection,
                                              tmp_path: Path) -> None:
     source = make_source("acme", tmp_path)
@@ -245,11 +261,14 @@ def test_an_upgrade_rebuilds_derived_tables_only_when_a_migration_changes_them(
     import warehouse.summaries as summaries
 
     every = migrations()
-    rebuilds: list[int] = []
-    monkeypatch.setattr(summaries, "rebuild_committed", lambda con: rebuilds.append(1))
+    rebuilds: list[int] = []  # the DuckDB threads each rebuild ran on
+    monkeypatch.setattr(summaries, "rebuild_committed", lambda con: rebuilds.append(
+        con.execute("SELECT current_setting('threads')").fetchone()[0]))
+    default = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
 
     def upgrade_from(last: int) -> int:
-        """A warehouse made at schema version `last`, then opened by this version."""
+        """A warehouse made at schema version `last`, then opened by this version's refresh
+        (one DuckDB thread): a rebuild of the history runs on every thread all the same."""
         path = tmp_path / f"at-{last}.duckdb"
         older = [(v, p) for v, p in every if v <= last]
         with monkeypatch.context() as m:
@@ -257,7 +276,10 @@ def test_an_upgrade_rebuilds_derived_tables_only_when_a_migration_changes_them(
             m.setattr(connection, "migrations", lambda: older)
             connect(path).close()
         rebuilds.clear()
-        connect(path).close()
+        con = connect(path, threads=1)
+        assert con.execute("SELECT current_setting('threads')").fetchone() == (1,)
+        con.close()
+        assert set(rebuilds) <= {default}
         return len(rebuilds)
 
     keeps = [v for v, p in every if "-- derived tables: unchanged"
