@@ -159,15 +159,22 @@ def connect(path: str | Path, *, wait_s: float = 0.0,
         raise WarehouseError(f"cannot create the warehouse {path}: "
                              f"{exc.strerror or exc}") from None
     started = time.monotonic()
+    gone_at: float | None = None  # when a holder was first seen gone, in this run of them
     while True:
         try:
             con = _open(target, read_only=False, config=_with_threads(NO_FILES, threads),
                         shown=path, warehouse=target)
             break
         except WarehouseBusy as busy:
-            patience = {"reader": max(wait_s, READER_WAIT_S), "writer": wait_s}.get(
-                busy.role or "", max(wait_s, GONE_HOLDER_WAIT_S))
-            if time.monotonic() - started >= patience:
+            now = time.monotonic()
+            if busy.role is None:  # it closed between DuckDB's look and ours: counted from
+                gone_at = gone_at if gone_at is not None else now  # then, not from the start
+                give_up = max(started + wait_s, gone_at + GONE_HOLDER_WAIT_S)
+            else:
+                gone_at = None
+                give_up = started + {"reader": max(wait_s, READER_WAIT_S),
+                                     "writer": wait_s}[busy.role]
+            if now >= give_up:
                 raise
             time.sleep(0.2)
     try:

@@ -102,6 +102,53 @@ def test_a_writer_runs_on_the_threads_it_asks_for(tmp_path: Path) -> None:
     assert not (tmp_path / "other.duckdb").exists()
 
 
+class _Clock:
+    """time for warehouse.connection: sleeping moves it on."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.mark.parametrize(("roles", "opens"), [
+    # a reader for 3 s, then named by DuckDB just as it closes (no lock table shows it any
+    # more): looked at again for GONE_HOLDER_WAIT_S from then, although the wait began 3 s ago
+    (["reader"] * 15 + [None] * 3, True),
+    # a holder no lock table shows, for longer than GONE_HOLDER_WAIT_S: given up
+    ([None] * 30, False),
+    # another writer, and no wait asked for: given up at once
+    (["writer"], False),
+])
+def test_a_writer_waits_for_the_holder_it_was_told_about(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, roles: list[str | None],
+        opens: bool) -> None:
+    import warehouse.connection as connection
+    from warehouse.errors import WarehouseBusy
+
+    clock, pending, real = _Clock(), iter(roles), connection._open
+
+    def busy_then_open(path: Path, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+        role = next(pending, "free")
+        if role == "free":
+            return real(path, **kwargs)
+        raise WarehouseBusy(f"held by a {role}", role)
+
+    monkeypatch.setattr(connection, "time", clock)
+    monkeypatch.setattr(connection, "_open", busy_then_open)
+    if opens:
+        connect(tmp_path / "w.duckdb").close()
+        assert clock.now == pytest.approx(0.2 * len(roles))
+    else:
+        with pytest.raises(WarehouseBusy):
+            connect(tmp_path / "w.duckdb")
+        assert clock.now <= connection.GONE_HOLDER_WAIT_S + 0.2
+
+
 def test_the_same_capture_twice_is_unchanged(con: duckdb.DuckDBPyConnection,
                                              tmp_path: Path) -> None:
     source = make_source("acme", tmp_path)
