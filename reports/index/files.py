@@ -31,12 +31,15 @@ from contract.files import write_bytes_atomic
 from warehouse.frames import sql_frame
 from warehouse.index.store import read_fixings
 
-__all__ = ["DIGESTS", "MANIFEST", "MONTHS_FOLDER", "IndexFiles", "month_files",
+__all__ = ["DIGESTS", "FORMER_FILES", "MANIFEST", "MONTHS_FOLDER", "IndexFiles", "month_files",
            "write_index_files"]
 
 MANIFEST = "gpu-index.json"
 DIGESTS = "gpu-index.sha256"
 MONTHS_FOLDER = "gpu-index"
+# The single-file layout before the month sets: in a board folder written before, these kept
+# the fixings of their day, listed by no manifest or digest. They are removed, never refreshed.
+FORMER_FILES = ("gpu-index.parquet", "gpu-index-votes.parquet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +204,8 @@ def _write(out_dir: Path, contents: dict[str, bytes]) -> Iterable[Path]:
 def write_index_files(con: duckdb.DuckDBPyConnection, out_dir: Path, *,
                       until: date | None = None) -> IndexFiles:
     """Write the published fixings up to `until` (default all) and their votes: the months
-    not already in `out_dir` as they are now, then the manifest and the digests."""
+    not already in `out_dir` as they are now, then the manifest and the digests; files of the
+    layout before the month sets (FORMER_FILES) are removed."""
     (out_dir / MONTHS_FOLDER).mkdir(parents=True, exist_ok=True)
     months, previous = _months(con, until), _previous(out_dir)
     written: list[Path] = []
@@ -233,6 +237,8 @@ def write_index_files(con: duckdb.DuckDBPyConnection, out_dir: Path, *,
         every.update(entry["files"])  # type: ignore[arg-type]
     listing = "".join(f"{digest}  {name}\n" for name, digest in every.items())
     written += _write(out_dir, {DIGESTS: listing.encode()})
+    for name in FORMER_FILES:
+        (out_dir / name).unlink(missing_ok=True)
     shown = {MANIFEST: every[MANIFEST], **(entries[-1]["files"] if entries else {})}
     return IndexFiles(tuple(written), shown,  # type: ignore[arg-type]
                       sum(int(m["fixings"]) for m in months.values()), len(entries), rewritten)

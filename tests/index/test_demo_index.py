@@ -22,7 +22,13 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from reports.board import build_board
-from reports.index.files import DIGESTS, MANIFEST, month_files, write_index_files
+from reports.index.files import (
+    DIGESTS,
+    FORMER_FILES,
+    MANIFEST,
+    month_files,
+    write_index_files,
+)
 from scrapers.registry import all_sources
 from tests.reports.test_demo_history import demo_warehouse
 from warehouse.connection import connect_read_only
@@ -178,10 +184,14 @@ def test_the_index_files_are_a_set_per_month_written_once(demo: Path, tmp_path: 
                     fixing_id || '-{back}' AS fixing_id) FROM index_vote
                 WHERE day > (SELECT max(day) FROM index_vote) - 35""")
     out = tmp_path / "board"
+    out.mkdir()
+    for name in FORMER_FILES:  # a board folder written before the month sets
+        (out / name).write_bytes(b"PAR1 the fixings of an older day")
     con = connect_read_only(copy)
     try:
         every = read_fixings(con)
         first = write_index_files(con, out)
+        assert not [name for name in FORMER_FILES if (out / name).exists()]
         again = write_index_files(con, out)
         manifest = json.loads((out / MANIFEST).read_text())
         months = [m["month"] for m in manifest["months"]]
