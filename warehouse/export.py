@@ -35,8 +35,9 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,6 +70,11 @@ TABLES: dict[str, str] = {
     "gpu_catalog": "SELECT * FROM gpu_catalog ORDER BY gpu_model",
 }
 _DAY = "strftime(utc_day(observed_at), '%Y-%m-%d')"
+# Files one COPY may write. DuckDB keeps at most this many partition files open
+# (partitioned_write_max_open_files, set to it); past it, it closes one and a part gets a
+# second file (data_1, its rows unknown to the manifest). A year of history in one COPY (4,416
+# files) also peaked at 2.8 GB; in COPYs of at most 100 files, at a few hundred MB.
+OPEN_FILES = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +110,7 @@ def _copy(con: duckdb.DuckDBPyConnection, select: str, params: dict[str, Any], o
     out = duckdb.connect()
     try:
         out.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout
+        out.execute(f"SET partitioned_write_max_open_files = {OPEN_FILES}")
         out.register("_rows", rows)
         out.execute(f"COPY _rows TO {_quote(temporary)} ({options})")
     finally:
@@ -188,18 +195,48 @@ def _day_digest(parts: dict[str, tuple[int, str]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _batches(days: list[str], parts: dict[str, dict[str, tuple[int, str]]]
+             ) -> Iterator[list[str]]:
+    """`days` (sorted) in runs whose (day, provider) files number at most OPEN_FILES (a day
+    with more is a run of its own)."""
+    batch: list[str] = []
+    files = 0
+    for day in days:
+        if batch and files + len(parts[day]) > OPEN_FILES:
+            yield batch
+            batch, files = [], 0
+        batch.append(day)
+        files += len(parts[day])
+    if batch:
+        yield batch
+
+
 def _write_days(con: duckdb.DuckDBPyConnection, directory: Path, days: list[str],
                 parts: dict[str, dict[str, tuple[int, str]]], fmt: ExportFormat,
                 token: str) -> dict[str, dict[str, Any]]:
-    """Write the observations of `days` (one COPY, partitioned by day and provider) and move
-    each day's folder into place; the manifest entries of those days."""
+    """Write the observations of `days`, a COPY per batch of days (`_batches`), and move each
+    day's folder into place; the manifest entries of those days."""
+    entries: dict[str, dict[str, Any]] = {}
+    for batch in _batches(sorted(days), parts):
+        entries.update(_write_batch(con, directory, batch, parts, fmt, token))
+    return entries
+
+
+def _write_batch(con: duckdb.DuckDBPyConnection, directory: Path, days: list[str],
+                 parts: dict[str, dict[str, tuple[int, str]]], fmt: ExportFormat,
+                 token: str) -> dict[str, dict[str, Any]]:
+    """One COPY of the observations of `days` (consecutive in the sorted list), partitioned by
+    day and provider; the time range lets DuckDB skip the row groups of other days."""
     folder = directory / OBSERVATIONS
     staging = directory / f".{OBSERVATIONS}.tmp-{token}"
     entries: dict[str, dict[str, Any]] = {}
+    first = datetime.combine(date.fromisoformat(days[0]), time(), UTC)
+    end = datetime.combine(date.fromisoformat(days[-1]) + timedelta(days=1), time(), UTC)
     try:
         folder.mkdir(exist_ok=True)
-        _copy(con, f"SELECT *, {_DAY} AS day FROM observation WHERE list_contains($days, "
-              f"{_DAY})", {"days": days},
+        _copy(con, f"SELECT *, {_DAY} AS day FROM observation WHERE observed_at >= $first "
+              f"AND observed_at < $end AND list_contains($days, {_DAY})",
+              {"days": days, "first": first, "end": end},
               f"{_options(fmt)}, PARTITION_BY (day, provider)", staging)
         for day in days:
             written = staging / f"day={day}"

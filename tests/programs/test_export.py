@@ -17,6 +17,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+import warehouse.export as export_module
 from tests.reports.conftest import Builder, offer
 from warehouse.connection import connect_read_only, open_warehouse
 from warehouse.export import MANIFEST, TABLES, export
@@ -102,6 +103,52 @@ def test_the_manifest_describes_every_file(copy: Path, tmp_path: Path) -> None:
     assert observation["price_usd_per_gpu_hour"]["type"] == "DOUBLE"
     market = manifest["tables"]["market_price"]["columns"]
     assert all(c["comment"] for c in market.values())
+
+
+def test_days_are_written_in_copies_of_at_most_open_files(
+        copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB keeps OPEN_FILES partition files open in one COPY and gives a part a second file
+    past it (whose rows the manifest cannot give), and one COPY of a long history held them
+    all in memory: the export writes batches of days of at most OPEN_FILES files. With 3, the
+    demo takes several COPYs, and every part is still one file with its rows, as in one COPY."""
+    whole = json.loads((tmp_path / "whole" / MANIFEST).read_text()) if run_export(
+        copy, tmp_path / "whole") else {}
+    copies: list[list[str]] = []  # the days of each COPY of observations
+    real = export_module._copy
+
+    def counting(con: duckdb.DuckDBPyConnection, select: str, params: dict[str, object],
+                 *rest: object) -> None:
+        if "FROM observation WHERE" in select:
+            copies.append(list(params["days"]))  # type: ignore[call-overload]
+        real(con, select, params, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(export_module, "OPEN_FILES", 3)
+    monkeypatch.setattr(export_module, "_copy", counting)
+    out = tmp_path / "batched"
+    run_export(copy, out)
+    batched = json.loads((out / MANIFEST).read_text())
+    days = batched["observations"]["days"]
+    files = [(path, entry) for day in days.values() for path, entry in day["files"].items()]
+    assert len(copies) > 1 and sorted(d for batch in copies for d in batch) == sorted(days)
+    for batch in copies:
+        assert len(batch) == 1 or sum(len(days[d]["files"]) for d in batch) <= 3
+    for path, entry in files:
+        assert path.endswith("/data_0.parquet") and entry["rows"] > 0
+        assert pq.read_metadata(out / path).num_rows == entry["rows"]
+    assert {d: (e["content"], e["rows"], sorted(e["files"])) for d, e in days.items()} == {
+        d: (e["content"], e["rows"], sorted(e["files"]))
+        for d, e in whole["observations"]["days"].items()}
+    assert pl.from_arrow(observations(out)).sort(pl.all()).equals(
+        pl.from_arrow(observations(tmp_path / "whole")).sort(pl.all()))
+
+
+def test_batches_of_days_hold_at_most_open_files_unless_one_day_has_more(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export_module, "OPEN_FILES", 4)
+    sizes = {"d1": 2, "d2": 2, "d3": 1, "d4": 5, "d5": 1, "d6": 3}
+    parts = {day: {f"p{i}": (1, "x") for i in range(n)} for day, n in sizes.items()}
+    assert list(export_module._batches(list(sizes), parts)) == [
+        ["d1", "d2"], ["d3"], ["d4"], ["d5", "d6"]]
 
 
 def test_a_second_export_writes_only_the_new_day(copy: Path, tmp_path: Path) -> None:
