@@ -167,8 +167,11 @@ def connect(path: str | Path, *, wait_s: float = 0.0,
             break
         except WarehouseBusy as busy:
             now = time.monotonic()
-            if busy.role is None:  # it closed between DuckDB's look and ours: counted from
-                gone_at = gone_at if gone_at is not None else now  # then, not from the start
+            if busy.role is None:
+                # The holder closed between DuckDB's look and ours (a reader we waited for,
+                # say): its brief wait runs from when it was first seen gone, not from the
+                # start of the whole wait.
+                gone_at = gone_at if gone_at is not None else now
                 give_up = max(started + wait_s, gone_at + GONE_HOLDER_WAIT_S)
             else:
                 gone_at = None

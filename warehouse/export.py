@@ -72,8 +72,8 @@ TABLES: dict[str, str] = {
 _DAY = "strftime(utc_day(observed_at), '%Y-%m-%d')"
 # Files one COPY may write. DuckDB keeps at most this many partition files open
 # (partitioned_write_max_open_files, set to it); past it, it closes one and a part gets a
-# second file (data_1, its rows unknown to the manifest). A year of history in one COPY (4,416
-# files) also peaked at 2.8 GB; in COPYs of at most 100 files, at a few hundred MB.
+# second file (data_1, its rows unknown to the manifest). A year of history in one COPY (4,380
+# parts) also peaked at 2.65 GB; in COPYs of at most 100 files, at 422 MiB (BENCHMARKS.md 17).
 OPEN_FILES = 100
 
 
