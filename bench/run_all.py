@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from bench import (
+    export_memory,
     ingest,
     memory_aws,
     read_floor,
@@ -32,6 +33,7 @@ BENCHMARKS: tuple[tuple[str, Callable[[list[str]], int]], ...] = (
     ("readers", readers.main),
     ("scale_out", scale_out.main),
     ("read_floor", read_floor.main),
+    ("export_memory", export_memory.main),
 )
 
 
