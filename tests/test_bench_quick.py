@@ -11,6 +11,7 @@ import importlib.util
 import pytest
 
 from bench import (
+    export_memory,
     ingest,
     memory_aws,
     read_floor,
@@ -24,7 +25,7 @@ from bench import (
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("bench", [ingest, vs_gpuhunt, warehouse_scale, memory_aws, startup,
-                                   readers, read_floor],
+                                   readers, read_floor, export_memory],
                          ids=lambda module: module.__name__.split(".")[-1])
 def test_benchmark_runs_at_small_size(bench: object, capsys: pytest.CaptureFixture[str]) -> None:
     code = bench.main(["--size", "small"])  # type: ignore[attr-defined]

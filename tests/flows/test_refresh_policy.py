@@ -22,20 +22,10 @@ from flows.refresh import source_tags
 from gpuprices.cli import app
 from scrapers.http import with_retries
 from scrapers.registry import all_sources
+from tests.clock import FakeClock
 from tests.faults.conftest import fault_settings
 from tests.faults.server import HANG_S, FaultServer, running
 from warehouse.ingest import ScrapeOutcome
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def failing(errors: list[FetchError]) -> Any:

@@ -14,6 +14,7 @@ import pytest
 from contract import RawCapture, rows_frame
 from schemas.observation import batch_rejection
 from scrapers.base import SourceDef
+from tests.clock import FakeClock
 from warehouse.append import SourceInfo, register_sources
 from warehouse.archive import archive_path, read_archived
 from warehouse.connection import connect, connect_read_only, migrations
@@ -102,19 +103,6 @@ def test_a_writer_runs_on_the_threads_it_asks_for(tmp_path: Path) -> None:
     assert not (tmp_path / "other.duckdb").exists()
 
 
-class _Clock:
-    """time for warehouse.connection: sleeping moves it on."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.mark.parametrize(("roles", "opens"), [
     # a reader for 3 s, then named by DuckDB just as it closes (no lock table shows it any
     # more): looked at again for GONE_HOLDER_WAIT_S from then, although the wait began 3 s ago
@@ -130,7 +118,7 @@ def test_a_writer_waits_for_the_holder_it_was_told_about(
     import warehouse.connection as connection
     from warehouse.errors import WarehouseBusy
 
-    clock, pending, real = _Clock(), iter(roles), connection._open
+    clock, pending, real = FakeClock(now=0.0), iter(roles), connection._open
 
     def busy_then_open(path: Path, **kwargs: Any) -> duckdb.DuckDBPyConnection:
         role = next(pending, "free")
