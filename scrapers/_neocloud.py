@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import GLOBAL_REGION, Parsed, RawCapture, Skips, rows_frame
 from contract.prices import PagePrice, Period, clean_text, parse_price
 from scrapers.pagekit import (
@@ -52,8 +50,9 @@ from scrapers.pagekit import (
     offers_of,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import polars as pl
+    from bs4 import BeautifulSoup, Tag
 
 __all__ = [
     "Column",
@@ -73,7 +72,7 @@ __all__ = [
 
 # --- results --------------------------------------------------------------------------------
 
-Reader = Callable[[RawCapture, BeautifulSoup], "Parsed | None"]
+Reader = Callable[[RawCapture, "BeautifulSoup"], "Parsed | None"]
 
 
 def page_rows(rows: list[dict[str, Any]], skips: Skips) -> Parsed:

@@ -44,8 +44,6 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
 from scrapers.base import EXAMPLES_DIR, SourceDef
@@ -59,8 +57,9 @@ from scrapers.pagekit import (
     read_tables,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup, Tag
 
 __all__ = ["INFERENCE_SKIP", "NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -89,6 +88,8 @@ def _number(text: str) -> float | None:
 
 def _cells(grid: Tag) -> list[Tag]:
     """A grid row's own cells, in order (not the mobile copies inside `.table-cell-column`)."""
+    from bs4 import Tag
+
     return [c for c in grid.find_all(recursive=False)
             if isinstance(c, Tag) and _CELL_CLASSES.intersection(c.get("class") or ())]
 

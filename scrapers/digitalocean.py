@@ -50,16 +50,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, count_in_name, foreign_currency, is_hidden, read_tables
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup, Tag
 
 NAME = "digitalocean"
 BASE = "https://www.digitalocean.com"
@@ -99,6 +98,8 @@ def _number(text: str) -> float | None:
 
 
 def _struck(tag: Tag) -> bool:
+    from bs4 import Tag
+
     node: Any = tag
     while isinstance(node, Tag) and not _has_class(node, _PRICE_BOX):
         if node.name in ("s", "del", "strike"):

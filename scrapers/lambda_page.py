@@ -56,8 +56,6 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price, price_unit
 from scrapers.base import EXAMPLES_DIR, SourceDef
@@ -78,8 +76,9 @@ from scrapers.pagekit import (
     read_tables,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup, Tag
 
 __all__ = ["NAME", "SOURCE", "URL", "api_instance_name", "fetch", "parse"]
 
@@ -212,6 +211,8 @@ def _html_tabs(soup: BeautifulSoup) -> list[tuple[str, Tag]]:
 
 def _json_tabs(text: str) -> list[tuple[str, Tag]]:
     """(tab label, parsed table HTML) for the layout that embeds tabs as escaped JSON."""
+    from bs4 import BeautifulSoup
+
     tabs: list[tuple[str, Tag]] = []
     for match in _TAB_JSON.finditer(text):
         try:

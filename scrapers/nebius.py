@@ -41,8 +41,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import HttpSettings, Parsed, RawCapture, Skips
 from contract.prices import clean_text
 from scrapers._neocloud import (
@@ -57,8 +55,9 @@ from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, Table, aria_tables, embedded_json_objects, read_tables
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -89,6 +88,8 @@ LAYOUT = Layout(provider=NAME, gpu_name=_gpu_name, default_period="hour",
 
 def _div_tables(soup: BeautifulSoup) -> list[Table]:
     """page-constructor tables: `<block>__head` and `<block>__body` rows of `<block>__cell`."""
+    from bs4 import Tag
+
     tables: list[Table] = []
     for head in soup.find_all(class_=_BLOCK_HEAD):
         block = next(m.group(1) for c in head.get("class") or () if (m := _BLOCK_HEAD.match(c)))

@@ -26,10 +26,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
-from bs4 import BeautifulSoup, Tag
 
 from contract import Parsed, ParseError, RawCapture, Skips
 from contract.prices import (
@@ -37,6 +36,9 @@ from contract.prices import (
     clean_text,
     parse_price,
 )
+
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
+    from bs4 import BeautifulSoup, Tag
 
 __all__ = [
     "STRATEGY_ORDER",
@@ -70,6 +72,8 @@ STRATEGY_ORDER: tuple[str, ...] = ("json-ld", "next-data", "data-attributes", "t
 
 
 def soup_of(raw: RawCapture | str | bytes) -> BeautifulSoup:
+    from bs4 import BeautifulSoup
+
     if isinstance(raw, RawCapture):
         raw = raw.body
     return BeautifulSoup(raw, "lxml")
@@ -148,6 +152,8 @@ def _hidden_by_class(classes: Iterable[str]) -> bool:
 def is_hidden(tag: Tag) -> bool:
     """True when the element or an ancestor is hidden (template remnants, duplicate blocks).
     A responsive "hidden lg:grid" (shown on a desktop screen) is not hidden."""
+    from bs4 import Tag
+
     node: Any = tag
     while isinstance(node, Tag):
         if node.name == "template" or node.has_attr("hidden"):
@@ -579,7 +585,7 @@ def aria_tables(soup: BeautifulSoup | Tag, *, heading_tags: tuple[str, ...] = (
 
 # --- running strategies ---------------------------------------------------------------------
 
-Strategy = tuple[str, Callable[[RawCapture, BeautifulSoup], "pl.DataFrame | Parsed | None"]]
+Strategy = tuple[str, Callable[[RawCapture, "BeautifulSoup"], "pl.DataFrame | Parsed | None"]]
 
 
 @dataclass(frozen=True, slots=True)

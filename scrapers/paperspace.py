@@ -34,8 +34,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
 from scrapers.base import EXAMPLES_DIR, SourceDef
@@ -49,8 +47,9 @@ from scrapers.pagekit import (
     visible,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup, Tag
 
 NAME = "paperspace"
 BASE = "https://www.paperspace.com"
@@ -193,6 +192,8 @@ _FOOTNOTE_ON_DEMAND = re.compile(
 
 def _card_of(name_el: Tag) -> Tag | None:
     """The smallest ancestor of a card's name that holds a visible price."""
+    from bs4 import Tag
+
     node = name_el.parent
     while isinstance(node, Tag) and node.name not in ("body", "html"):
         prices = visible(node.find_all(class_=_CARD_PRICE))
@@ -233,6 +234,8 @@ def _card_specs(card: Tag, name: str) -> dict[str, Any]:
 
 
 def _cards(raw: RawCapture, soup: BeautifulSoup) -> Parsed | None:
+    from bs4 import Tag
+
     notes = _footnotes(soup)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     names = soup.find_all(class_=_CARD_NAME)

@@ -32,8 +32,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, Tag
-
 from contract import GLOBAL_REGION, HttpSettings, Parsed, ParseError, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
 from scrapers._neocloud import is_gpu_name
@@ -52,8 +50,9 @@ from scrapers.pagekit import (
 )
 from scrapers.runpod_graphql import FLAG_OFF_SKIP, PLACEHOLDER_PRICE, PLACEHOLDER_SKIP
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup, Tag
 
 __all__ = ["NAME", "SOURCE", "URL", "fetch", "parse"]
 
@@ -230,6 +229,8 @@ def _name_before(element: Tag) -> tuple[str, Tag | None]:
 
 
 def _data_attributes(raw: RawCapture, soup: BeautifulSoup) -> Parsed:
+    from bs4 import Tag
+
     rows: list[dict[str, Any]] = []
     skips = Skips()
     seen: set[tuple[str, str]] = set()

@@ -18,14 +18,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup
-
 from contract import GLOBAL_REGION, HttpSettings, ParseError, RawCapture, rows_frame
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import foreign_currency
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
     import polars as pl
 
@@ -67,6 +65,8 @@ def _markdown_tables(text: str) -> list[list[list[str]]]:
 
 
 def _html_tables(text: str) -> list[list[list[str]]]:
+    from bs4 import BeautifulSoup
+
     soup = BeautifulSoup(text, "lxml")
     return [[[c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])]
              for tr in table.find_all("tr")] for table in soup.find_all("table")]

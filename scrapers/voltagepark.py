@@ -25,16 +25,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-
 from contract import GLOBAL_REGION, HttpSettings, Parsed, RawCapture, Skips, rows_frame
 from contract.prices import clean_text, parse_price
 from scrapers.base import EXAMPLES_DIR, SourceDef
 from scrapers.http import request
 from scrapers.pagekit import StrategyParser, is_hidden
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
     import httpx
+    from bs4 import BeautifulSoup, Tag
 
 NAME = "voltagepark"
 BASE = "https://www.voltagepark.com"
@@ -62,6 +61,8 @@ def _titles(soup: BeautifulSoup) -> list[Tag]:
 
 def _segment(title: Tag, stop: Tag | None) -> list[str]:
     """The visible texts after `title` up to the next title, in page order."""
+    from bs4 import NavigableString
+
     texts: list[str] = []
     for node in title.next_elements:
         if node is stop:

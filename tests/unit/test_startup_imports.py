@@ -22,12 +22,11 @@ REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "bs4",
          "prefect")
 # Why a command may still load one: polars where it computes the answer, rich where the
-# answer is not a plain ASCII table, bs4 where every scraper module is imported (`sources`:
-# the page parsers test bs4's classes as they run). httpx is imported only where a request is
-# made (scrapers.http), so not even `sources` loads it.
+# answer is not a plain ASCII table. `sources` imports every scraper module, yet neither httpx
+# (imported only where a request is made: scrapers.http) nor bs4 (only where a page is read).
 ALLOWED: dict[str, set[str]] = {
     "query": set(),
-    "sources": {"polars", "rich", "bs4"},
+    "sources": {"polars", "rich"},
     "cheapest": {"polars"},
     "market": {"polars"},
     "history": {"polars"},
