@@ -101,3 +101,48 @@ def test_the_cheapest_at_a_moment_reads_the_models_alone_and_finds_the_same(demo
             assert alone.select(from_prices.columns).sort("gpu_model").equals(
                 from_prices.sort("gpu_model"))
         assert cheapest_at(con, now, gpu_models=["H100 SXM"]).height == 1
+
+
+@pytest.mark.parametrize("models", MODEL_SETS, ids=lambda m: "+".join(m))
+def test_an_unfixed_days_index_of_some_models_is_every_models_index_for_them(
+        demo: Path, models: tuple[str, ...]) -> None:
+    """`indicative(..., gpu_models=)` (market and explain on a day not fixed yet) computes their
+    series alone: the same fixings and votes, in the same order, as the whole day's."""
+    from warehouse.index.publish import indicative
+
+    now = datetime.now(UTC)
+    with connect_read_only(demo) as con:
+        fixed = [row[0] for row in con.execute("SELECT day FROM index_day ORDER BY day")
+                 .fetchall()]
+        assert len(fixed) >= 2  # a day with earlier votes in its window: the screens read them
+        for day in (fixed[1], now.date()):
+            every = indicative(con, day, now)
+            some = indicative(con, day, now, gpu_models=list(models))
+            chosen = pl.col("gpu_model").is_in(list(models))
+            assert some.fixings.equals(every.fixings.filter(chosen)), (models, day)
+            assert some.votes.equals(every.votes.filter(chosen)), (models, day)
+            if models[0] == "H100 SXM":  # the test can tell the two apart
+                assert 0 < some.fixings.height < every.fixings.height
+                assert some.votes["passing"].any()
+
+
+def test_the_market_of_an_unfixed_day_reads_the_models_asked_about(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from warehouse.index import publish, read
+
+    now = datetime.now(UTC)
+    h100 = ["H100 SXM", "H100 PCIe", "H100 NVL"]
+    asked: list[object] = []
+    original = publish.history_before
+
+    def history_before(*args: object, **kwargs: object) -> object:
+        asked.append(args[3] if len(args) > 3 else kwargs.get("gpu_models"))
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(read, "day_record", lambda con, day: None)  # today is not fixed yet
+    monkeypatch.setattr(publish, "history_before", history_before)
+    with connect_read_only(demo) as con:
+        some, published = read.market_view(con, now.date(), gpu_models=h100, now=now)
+        every, _ = read.market_view(con, now.date(), now=now)
+    assert not published and asked == [h100, None]
+    assert some.height and some.equals(every.filter(pl.col("gpu_model").is_in(h100)))

@@ -17,6 +17,7 @@ provider, however many regional rows it lists), with the offers' sources and cap
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import duckdb
@@ -61,14 +62,16 @@ ORDER BY source, observed_at, capture_id
 """
 
 
-def candidate_offers(con: duckdb.DuckDBPyConnection, as_of: datetime,
-                     params: IndexParams) -> pl.DataFrame:
-    """The fresh comparable offers at `as_of` in any pricing kind an index kind counts."""
-    sql = (f"SELECT {_OFFER_COLUMNS} FROM ({offers_sql()}) "
+def candidate_offers(con: duckdb.DuckDBPyConnection, as_of: datetime, params: IndexParams,
+                     gpu_models: Sequence[str] | None = None) -> pl.DataFrame:
+    """The fresh comparable offers at `as_of` in any pricing kind an index kind counts (of
+    `gpu_models` alone when given: every rule of the offers reads offers of the same model)."""
+    sql = (f"SELECT {_OFFER_COLUMNS} FROM ({offers_sql(of_models=gpu_models is not None)}) "
            f"WHERE (excluded IS NULL OR list_contains($judged, excluded)) "
            f"AND carried_days = 0")
     return sql_frame(con, sql, bind(sql, {"as_of": as_of, "judged": list(_INDEX_JUDGES),
-                                          **offers_params(params.pricing)}))
+                                          **offers_params(params.pricing,
+                                                          gpu_models=gpu_models)}))
 
 
 def prints_of(offers: pl.DataFrame, params: IndexParams) -> pl.DataFrame:
@@ -122,10 +125,11 @@ def prints_of(offers: pl.DataFrame, params: IndexParams) -> pl.DataFrame:
     return prints.select(list(PRINT_SCHEMA)).cast(PRINT_SCHEMA).sort([*SERIES_KEY, "provider"])
 
 
-def day_prints(con: duckdb.DuckDBPyConnection, as_of: datetime,
-               params: IndexParams) -> pl.DataFrame:
-    """Every provider's print per series at `as_of`."""
-    return prints_of(candidate_offers(con, as_of, params), params)
+def day_prints(con: duckdb.DuckDBPyConnection, as_of: datetime, params: IndexParams,
+               gpu_models: Sequence[str] | None = None) -> pl.DataFrame:
+    """Every provider's print per series at `as_of` (of `gpu_models` alone when given: a
+    print is one provider's median over one model's offers)."""
+    return prints_of(candidate_offers(con, as_of, params, gpu_models), params)
 
 
 def day_inputs(con: duckdb.DuckDBPyConnection, as_of: datetime) -> pl.DataFrame:

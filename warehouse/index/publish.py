@@ -16,7 +16,7 @@ any value with the same version is refused; a new version applies from the next 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -76,10 +76,12 @@ class FixResult:
 
 def compute_day(con: duckdb.DuckDBPyConnection, day: date, as_of: datetime,
                 params: IndexParams, history: History,
-                prints: pl.DataFrame | None = None) -> Computed:
-    """The fixings of `day` as of `as_of` from the warehouse's prints (or `prints`)."""
+                prints: pl.DataFrame | None = None,
+                gpu_models: Sequence[str] | None = None) -> Computed:
+    """The fixings of `day` as of `as_of` from the warehouse's prints (or `prints`); of
+    `gpu_models`' series alone when given (`history` then holds theirs alone)."""
     if prints is None:
-        prints = day_prints(con, as_of, params)
+        prints = day_prints(con, as_of, params, gpu_models)
     fixings, votes = frames(fix_day(day, prints, history, params))
     fixings = with_digests(fixings, votes, method_version=params.version,
                            params_digest=params.digest, as_of=as_of)
@@ -87,12 +89,17 @@ def compute_day(con: duckdb.DuckDBPyConnection, day: date, as_of: datetime,
 
 
 def indicative(con: duckdb.DuckDBPyConnection, day: date, now: datetime | None = None,
-               params: IndexParams | None = None) -> Computed:
+               params: IndexParams | None = None,
+               gpu_models: Sequence[str] | None = None) -> Computed:
     """A day's fixings computed from the published record, not written (a day not fixed yet:
-    today before the nightly fixing, or a warehouse that has none)."""
+    today before the nightly fixing, or a warehouse that has none). `gpu_models`: their
+    series alone, the same fixings as computed with every model (a series reads its own
+    model's offers and votes; the band is per model; the first day is the index's), at a
+    fraction of the cost (BENCHMARKS §18)."""
     params = params or default_params()
     now = now or datetime.now(UTC)
-    return compute_day(con, day, day_end(day, now), params, history_before(con, day, params))
+    return compute_day(con, day, day_end(day, now), params,
+                       history_before(con, day, params, gpu_models), gpu_models=gpu_models)
 
 
 def first_priced_day(con: duckdb.DuckDBPyConnection) -> date | None:

@@ -56,7 +56,8 @@ def _day_fixings(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | N
     from warehouse.index.publish import indicative
 
     params = default_params()
-    computed = indicative(con, day, now or datetime.now(UTC), params)
+    computed = indicative(con, day, now or datetime.now(UTC), params,
+                          gpu_models=gpu_models or None)
     fixings = _filtered(computed.fixings, gpu_models=gpu_models, kind=kind, segment=segment,
                         geo=geo).with_columns(
         pl.lit(params.version).alias("method_version"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -223,20 +223,23 @@ def read_votes(con: duckdb.DuckDBPyConnection, fixing_ids: list[str]) -> pl.Data
                      {"ids": fixing_ids})
 
 
-def history_before(con: duckdb.DuckDBPyConnection, day: date,
-                   params: IndexParams) -> History:
+def history_before(con: duckdb.DuckDBPyConnection, day: date, params: IndexParams,
+                   gpu_models: Sequence[str] | None = None) -> History:
     """The published record the fixing of `day` reads: votes of the lookback window before
-    it, and the series' first day (the index's first fixed day)."""
+    it (of `gpu_models`' series alone when given), and the series' first day (the index's
+    first fixed day, whatever the models)."""
     # the engine (and numpy) only where a day is fixed: readers of the record never load it
     from warehouse.index.engine import VOTE_SCHEMA, History
 
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
+    models = "" if gpu_models is None else " AND list_contains($models, gpu_model)"
     votes = sql_frame(
         con,
         f"SELECT {', '.join(VOTE_SCHEMA)} FROM index_vote "
-        "WHERE day < $day AND day >= $since ORDER BY day, fixing_id, provider",
-        {"day": day, "since": day - timedelta(days=lookback)})
+        f"WHERE day < $day AND day >= $since{models} ORDER BY day, fixing_id, provider",
+        {"day": day, "since": day - timedelta(days=lookback),
+         **({} if gpu_models is None else {"models": list(gpu_models)})})
     row = con.execute("SELECT min(day) FROM index_day WHERE day < $day", {"day": day}).fetchone()
     return History(votes.cast(VOTE_SCHEMA) if votes.height else None,
                    genesis=row[0] if row and row[0] else None)
