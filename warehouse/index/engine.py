@@ -126,6 +126,9 @@ class Past:
     capture_ids: tuple[str, ...]
 
 
+_SLICE_ROWS = 8192  # votes turned into Python objects at a time (History.add)
+
+
 class History:
     """Earlier votes per series and provider, oldest first (from index_vote rows)."""
 
@@ -137,21 +140,21 @@ class History:
 
     def add(self, votes: pl.DataFrame) -> None:
         """Append votes (VOTE_SCHEMA columns) of days later than every one held."""
-        # column lists zipped, not iter_rows(named=True): a dict per vote was 0.6 s of the
-        # 85k votes an unfixed day reads at 50 M observations (BENCHMARKS §18)
-        ordered = votes.sort("day", "provider")
-        columns = [ordered[c].to_list() for c in (
-            "gpu_model", "kind", "term_months", "segment", "geo", "provider", "day", "value",
-            "native_value", "currency", "sd", "passing", "fresh", "provider_segment", "offers",
-            "sources", "capture_ids")]
-        for (model, kind, term, segment, geo, provider, day, value, native_value, currency,
-             sd, passing, fresh, provider_segment, offers, sources, capture_ids) in zip(
-                *columns, strict=True):
-            self.by_key[(model, kind, int(term), segment, geo)][provider].append(Past(
-                day, value, native_value, currency, sd, passing, fresh, provider_segment,
-                offers, tuple(sources or ()), tuple(capture_ids or ())))
-            if self.genesis is None or day < self.genesis:
-                self.genesis = day
+        # column lists zipped, a slice at a time, not iter_rows(named=True): a dict per vote
+        # was 0.6 s of the 85k votes an unfixed day reads at 50 M observations (BENCHMARKS §18)
+        for part in votes.sort("day", "provider").iter_slices(_SLICE_ROWS):
+            columns = [part[c].to_list() for c in (
+                "gpu_model", "kind", "term_months", "segment", "geo", "provider", "day",
+                "value", "native_value", "currency", "sd", "passing", "fresh",
+                "provider_segment", "offers", "sources", "capture_ids")]
+            for (model, kind, term, segment, geo, provider, day, value, native_value, currency,
+                 sd, passing, fresh, provider_segment, offers, sources, capture_ids) in zip(
+                    *columns, strict=True):
+                self.by_key[(model, kind, int(term), segment, geo)][provider].append(Past(
+                    day, value, native_value, currency, sd, passing, fresh, provider_segment,
+                    offers, tuple(sources or ()), tuple(capture_ids or ())))
+                if self.genesis is None or day < self.genesis:
+                    self.genesis = day
 
     def keys_since(self, day: date) -> set[Key]:
         return {key for key, providers in self.by_key.items()
