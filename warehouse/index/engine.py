@@ -30,6 +30,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -141,7 +142,10 @@ class History:
     def add(self, votes: pl.DataFrame) -> None:
         """Append votes (VOTE_SCHEMA columns) of days later than every one held."""
         # column lists zipped, a slice at a time, not iter_rows(named=True): a dict per vote
-        # was 0.6 s of the 85k votes an unfixed day reads at 50 M observations (BENCHMARKS §18)
+        # was 0.6 s of the 85k votes an unfixed day reads at 50 M observations; and the few
+        # distinct texts (currency, segment, sources, captures) held once each, not once per
+        # vote: 51 -> 25 MiB there (BENCHMARKS §18)
+        one: dict[object, Any] = {}
         for part in votes.sort("day", "provider").iter_slices(_SLICE_ROWS):
             columns = [part[c].to_list() for c in (
                 "gpu_model", "kind", "term_months", "segment", "geo", "provider", "day",
@@ -150,9 +154,11 @@ class History:
             for (model, kind, term, segment, geo, provider, day, value, native_value, currency,
                  sd, passing, fresh, provider_segment, offers, sources, capture_ids) in zip(
                     *columns, strict=True):
+                sources, capture_ids = tuple(sources or ()), tuple(capture_ids or ())
                 self.by_key[(model, kind, int(term), segment, geo)][provider].append(Past(
-                    day, value, native_value, currency, sd, passing, fresh, provider_segment,
-                    offers, tuple(sources or ()), tuple(capture_ids or ())))
+                    day, value, native_value, one.setdefault(currency, currency), sd, passing,
+                    fresh, one.setdefault(provider_segment, provider_segment), offers,
+                    one.setdefault(sources, sources), one.setdefault(capture_ids, capture_ids)))
                 if self.genesis is None or day < self.genesis:
                     self.genesis = day
 
@@ -251,7 +257,9 @@ def _attendance(past: list[Past], fresh_today: bool, day: date, start: date,
     half = params.attendance_half_life_days
     ages = range((day - window).days + 1)
     total = sum(2 ** (-age / half) for age in ages)
-    got = sum(2 ** (-(day - d).days / half) for d in printed)
+    # summed oldest first: a set of dates iterates in an order that changes with the hash
+    # seed, and the float sum (so the weights) with it, run to run
+    got = sum(2 ** (-(day - d).days / half) for d in sorted(printed))
     return got / total if total else 0.0
 
 
