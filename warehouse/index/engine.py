@@ -128,6 +128,10 @@ class Past:
 
 
 _SLICE_ROWS = 8192  # votes turned into Python objects at a time (History.add)
+# the columns of a vote its series' later fixings read (History.add), in this order
+PAST_COLUMNS = ("gpu_model", "kind", "term_months", "segment", "geo", "provider", "day",
+                "value", "native_value", "currency", "sd", "passing", "fresh",
+                "provider_segment", "offers", "sources", "capture_ids")
 
 
 class History:
@@ -140,17 +144,15 @@ class History:
             self.add(votes)
 
     def add(self, votes: pl.DataFrame) -> None:
-        """Append votes (VOTE_SCHEMA columns) of days later than every one held."""
+        """Append votes (VOTE_SCHEMA's PAST_COLUMNS at least) of days later than every one
+        held."""
         # column lists zipped, a slice at a time, not iter_rows(named=True): a dict per vote
         # was 0.6 s of the 85k votes an unfixed day reads at 50 M observations; and the few
         # distinct texts (currency, segment, sources, captures) held once each, not once per
         # vote: 51 -> 25 MiB there (BENCHMARKS §18)
         one: dict[object, Any] = {}
         for part in votes.sort("day", "provider").iter_slices(_SLICE_ROWS):
-            columns = [part[c].to_list() for c in (
-                "gpu_model", "kind", "term_months", "segment", "geo", "provider", "day",
-                "value", "native_value", "currency", "sd", "passing", "fresh",
-                "provider_segment", "offers", "sources", "capture_ids")]
+            columns = [part[c].to_list() for c in PAST_COLUMNS]
             for (model, kind, term, segment, geo, provider, day, value, native_value, currency,
                  sd, passing, fresh, provider_segment, offers, sources, capture_ids) in zip(
                     *columns, strict=True):

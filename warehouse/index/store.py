@@ -229,19 +229,20 @@ def history_before(con: duckdb.DuckDBPyConnection, day: date, params: IndexParam
     it (of `gpu_models`' series alone when given), and the series' first day (the index's
     first fixed day, whatever the models)."""
     # the engine (and numpy) only where a day is fixed: readers of the record never load it
-    from warehouse.index.engine import VOTE_SCHEMA, History
+    from warehouse.index.engine import PAST_COLUMNS, VOTE_SCHEMA, History
 
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
     models = "" if gpu_models is None else " AND list_contains($models, gpu_model)"
     votes = sql_frame(
         con,
-        f"SELECT {', '.join(VOTE_SCHEMA)} FROM index_vote "
+        f"SELECT {', '.join(PAST_COLUMNS)} FROM index_vote "  # not the notes: ~10 MiB at 50 M
         f"WHERE day < $day AND day >= $since{models} ORDER BY day, fixing_id, provider",
         {"day": day, "since": day - timedelta(days=lookback),
          **({} if gpu_models is None else {"models": list(gpu_models)})})
     row = con.execute("SELECT min(day) FROM index_day WHERE day < $day", {"day": day}).fetchone()
-    return History(votes.cast(VOTE_SCHEMA) if votes.height else None,
+    return History(votes.cast({c: VOTE_SCHEMA[c] for c in PAST_COLUMNS}) if votes.height
+                   else None,
                    genesis=row[0] if row and row[0] else None)
 
 
