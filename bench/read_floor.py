@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -116,10 +117,16 @@ def main(argv: list[str] | None = None) -> int:
         opened = _opened_by_readers(path)
         with duckdb.connect(str(opened), read_only=True) as con:
             row = con.execute("SELECT count(*) FROM observation").fetchone()
+            today = datetime.now(UTC).date()
+            fixed = con.execute("SELECT count(*) FROM index_day WHERE day = ?",
+                                [today]).fetchone()
         rows = int(row[0]) if row else 0
         target = BIG_TARGET if rows >= BIG_ROWS else DEMO_TARGET
         print(f"   {rows:,} observations; floor opens {opened.name}; medians of {repeat} "
               f"interleaved pairs; load {load()}")
+        # before the nightly fixing, market, explain market, index and report compute today's
+        print(f"   today's index ({today}): "
+              + ("fixed" if fixed and fixed[0] else "not fixed yet (computed by each read)"))
         floor = [sys.executable, "-c", _floor_code(opened)]
         log = workdir / "out.log"
         status = 0

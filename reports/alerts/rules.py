@@ -126,10 +126,12 @@ def rule_frame(prices: Prices, rule: Rule) -> pl.DataFrame:
     filter only narrows the read; the pure functions above decide again on what they get."""
     if rule.kind == "cheapest_below":
         return prices.comparable(rule.pricing)
-    if rule.kind == "price_drop":
+    if rule.kind == "price_drop":  # the moves of the rule's window (price_drop_events' since)
+        since = (prices.as_of - timedelta(days=rule.within_days)).astimezone(UTC).date()
         return sql_frame(
-            prices.con, f"SELECT {', '.join(_CHANGE)}, region FROM price_move "
-            "WHERE list_contains($models, gpu_model)", {"models": list(rule.gpu_models)})
+            prices.con, f"SELECT {', '.join(_CHANGE)}, region FROM price_moves_since($since) "
+            "WHERE list_contains($models, gpu_model)",
+            {"models": list(rule.gpu_models), "since": since})
     return sql_frame(prices.con, "SELECT source, last_run_at, last_status, last_error, "
                      "last_success_at FROM source_status")
 

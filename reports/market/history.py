@@ -42,9 +42,8 @@ def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
     old -> new per hour and per GPU-hour, %. `pricing` None: every pricing kind."""
     return place.keep(sql_frame(
         con, """
-        SELECT * FROM price_move
-        WHERE changed_on >= $since
-          AND ($models IS NULL OR list_contains($models, gpu_model))
+        SELECT * FROM price_moves_since($since)
+        WHERE ($models IS NULL OR list_contains($models, gpu_model))
           AND ($providers IS NULL OR list_contains($providers, provider))
           AND ($pricing IS NULL OR list_contains($pricing, pricing))
         ORDER BY changed_on DESC, abs(pct_change) DESC, provider, offering, region, pricing

@@ -106,3 +106,22 @@ def test_history_changes_and_the_documented_queries(warehouse_path: Path) -> Non
     with open_warehouse(warehouse_path, read_only=True) as con:
         for query in queries:
             assert con.execute(query).fetchall(), query
+
+
+def test_the_moves_since_a_day_are_the_price_move_views_from_that_day(warehouse_path: Path
+                                                                      ) -> None:
+    """price_moves_since(day) (what `changes` and the alerts read) reads the day on both sides
+    of its join; the rows are the price_move view's on and after the day, whatever the day."""
+    demo_warehouse(warehouse_path, datetime.now(UTC))
+    with open_warehouse(warehouse_path, read_only=True) as con:
+        days = [row[0] for row in con.execute(
+            "SELECT DISTINCT changed_on FROM price_move ORDER BY 1").fetchall()]
+        assert len(days) >= 2
+        order = "ORDER BY ALL"
+        every = con.execute(f"SELECT * FROM price_move {order}").fetchall()
+        for day in [days[0] - timedelta(days=1), *days, days[-1] + timedelta(days=1)]:
+            since = con.execute(f"SELECT * FROM price_moves_since($d) {order}",
+                                {"d": day}).fetchall()
+            assert since == con.execute(f"SELECT * FROM price_move WHERE changed_on >= $d "
+                                        f"{order}", {"d": day}).fetchall(), day
+            assert since == [r for r in every if r[0] >= day]
