@@ -73,9 +73,10 @@ def test_a_day_not_fixed_yet_is_computed_once_for_the_report_and_its_board(
     indicative = publish.indicative
 
     def counted(con: object, day: object, now: object = None, params: object = None,
-                gpu_models: object = None) -> publish.Computed:
-        computed[(day, now, gpu_models)] += 1
-        return indicative(con, day, now, params, gpu_models=gpu_models)  # type: ignore[arg-type]
+                gpu_models: object = None, scope: object = None) -> publish.Computed:
+        computed[(day, now, gpu_models, scope)] += 1
+        return indicative(con, day, now, params, gpu_models=gpu_models,  # type: ignore[arg-type]
+                          scope=scope)  # type: ignore[arg-type]
 
     monkeypatch.setattr(read, "day_record", lambda con, day: None)  # no day is fixed
     monkeypatch.setattr(publish, "indicative", counted)

@@ -18,6 +18,7 @@ from reports.market.rankings import cheapest_offers
 from reports.market.values import market_of
 from tests.reports.test_demo_history import demo_warehouse
 from warehouse.connection import connect_read_only
+from warehouse.index.prints import SeriesScope
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import Prices, at_moment
 
@@ -31,6 +32,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 MODEL_SETS = [("H100 SXM", "H100 PCIe", "H100 NVL"), ("A100 80GB",), ("RTX 4090", "L4"),
               ("no such GPU",)]
+SCOPES = [SeriesScope("on_demand", "all", "all"), SeriesScope("on_demand", None, "all"),
+          SeriesScope("spot"), SeriesScope(segment="neocloud"), SeriesScope(geo="EU")]
 
 
 @pytest.mark.parametrize("models", MODEL_SETS, ids=lambda m: "+".join(m))
@@ -124,6 +127,14 @@ def test_an_unfixed_days_index_of_some_models_is_every_models_index_for_them(
             if models[0] == "H100 SXM":  # the test can tell the two apart
                 assert 0 < some.fixings.height < every.fixings.height
                 assert some.votes["passing"].any()
+            for scope in SCOPES:  # `index` and the market table ask for some series alone
+                scoped = indicative(con, day, now, gpu_models=list(models), scope=scope)
+                kept = chosen
+                for column, value in (("kind", scope.kind), ("segment", scope.segment),
+                                      ("geo", scope.geo)):
+                    kept &= pl.lit(True) if value is None else pl.col(column) == value
+                assert scoped.fixings.equals(every.fixings.filter(kept)), (models, day, scope)
+                assert scoped.votes.equals(every.votes.filter(kept)), (models, day, scope)
 
 
 def test_the_market_of_an_unfixed_day_reads_the_models_asked_about(
@@ -136,7 +147,7 @@ def test_the_market_of_an_unfixed_day_reads_the_models_asked_about(
     original = publish.history_before
 
     def history_before(*args: object, **kwargs: object) -> object:
-        asked.append(args[3] if len(args) > 3 else kwargs.get("gpu_models"))
+        asked.append((args[3], args[4]))
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(read, "day_record", lambda con, day: None)  # today is not fixed yet
@@ -144,5 +155,6 @@ def test_the_market_of_an_unfixed_day_reads_the_models_asked_about(
     with connect_read_only(demo) as con:
         some, published = read.market_view(con, now.date(), gpu_models=h100, now=now)
         every, _ = read.market_view(con, now.date(), now=now)
-    assert not published and asked == [h100, None]
+    on_demand = SeriesScope("on_demand", "all", "all")  # the market table's series alone
+    assert not published and asked == [(h100, on_demand), (None, on_demand)]
     assert some.height and some.equals(every.filter(pl.col("gpu_model").is_in(h100)))

@@ -38,7 +38,7 @@ import polars as pl
 from schemas.screens import band_frame
 from warehouse.index.aggregate import aggregate, bootstrap_band, series_seed
 from warehouse.index.params import IndexParams
-from warehouse.index.prints import SERIES_KEY
+from warehouse.index.prints import SERIES_KEY, SeriesScope
 from warehouse.semantic import ALL
 
 __all__ = ["BLOCKING", "FIXING_SCHEMA", "VOTE_SCHEMA", "Fixing", "History", "Vote", "fix_day",
@@ -360,9 +360,10 @@ def _fix_series(key: Key, day: date, rows: list[dict[str, object]], history: His
     return fixing
 
 
-def fix_day(day: date, prints: pl.DataFrame, history: History,
-            params: IndexParams) -> list[Fixing]:
-    """Every fixing of `day` (see the module docstring), sorted by series."""
+def fix_day(day: date, prints: pl.DataFrame, history: History, params: IndexParams,
+            scope: SeriesScope | None = None) -> list[Fixing]:
+    """Every fixing of `day` (see the module docstring), sorted by series; of the series in
+    `scope` alone when given (the bands still read every print)."""
     bands = _bands(prints) if params.band else {}
     grouped: dict[Key, list[dict[str, object]]] = defaultdict(list)
     for row in prints.iter_rows(named=True):
@@ -371,6 +372,8 @@ def fix_day(day: date, prints: pl.DataFrame, history: History,
         grouped[key].append(row)
     window = max(params.carry_days, params.dormant_days)
     keys = set(grouped) | history.keys_since(day - timedelta(days=window))
+    if scope is not None:
+        keys = {key for key in keys if scope.keeps(key)}
     return [_fix_series(key, day, grouped.get(key, []), history,
                         bands.get((key[0], key[1], key[2])), params) for key in sorted(keys)]
 

@@ -18,6 +18,7 @@ provider, however many regional rows it lists), with the offers' sources and cap
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import duckdb
@@ -28,10 +29,37 @@ from warehouse.frames import sql_frame
 from warehouse.index.params import IndexParams
 from warehouse.semantic import ALL, bind, offers_params, offers_sql
 
-__all__ = ["INPUTS_SQL", "PRINT_SCHEMA", "SERIES_KEY", "candidate_offers", "day_inputs",
-           "day_prints", "prints_of"]
+__all__ = ["INPUTS_SQL", "PRINT_SCHEMA", "SERIES_KEY", "SeriesScope", "candidate_offers",
+           "day_inputs", "day_prints", "prints_of"]
 
 SERIES_KEY = ("gpu_model", "kind", "term_months", "segment", "geo")
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesScope:
+    """The series a day not fixed yet is computed for (None: any): a series' fixing reads its
+    own prints and earlier votes alone, and the plausibility band comes from the day's
+    all-provider prints of its model and kind, read whatever the scope. So a scoped day is
+    the whole day's fixings of those series (`index` shows the on-demand ones of every
+    provider and place: 71 of 1,470 series at 50 M observations)."""
+
+    kind: str | None = None
+    segment: str | None = None
+    geo: str | None = None
+
+    def keeps(self, key: tuple[str, str, int, str, str]) -> bool:
+        """Is the series `key` (SERIES_KEY order) in scope?"""
+        return all(want is None or want == got
+                   for want, got in ((self.kind, key[1]), (self.segment, key[3]),
+                                     (self.geo, key[4])))
+
+    def votes_sql(self) -> tuple[str, dict[str, str]]:
+        """(` AND ...` over index_vote's columns, its parameters) for the series in scope."""
+        chosen = {name: value for name, value in (("kind", self.kind),
+                                                   ("segment", self.segment),
+                                                   ("geo", self.geo)) if value is not None}
+        return "".join(f" AND {name} = $scope_{name}" for name in chosen), {
+            f"scope_{name}": value for name, value in chosen.items()}
 # The market's own verdicts the index replaces with its screens (see the module docstring).
 _INDEX_JUDGES = ("outlier", "unconfirmed_jump")
 _OFFER_COLUMNS = ("source, capture_id, observed_at, provider, offering, region, pricing, "

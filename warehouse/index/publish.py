@@ -26,7 +26,7 @@ import polars as pl
 from scrapers.base import Source
 from warehouse.index.engine import History, fix_day, frames
 from warehouse.index.params import IndexParams, default_params
-from warehouse.index.prints import day_inputs, day_prints
+from warehouse.index.prints import SeriesScope, day_inputs, day_prints
 from warehouse.index.provenance import code_version, parser_digests
 from warehouse.index.store import (
     DayRecord,
@@ -77,12 +77,13 @@ class FixResult:
 def compute_day(con: duckdb.DuckDBPyConnection, day: date, as_of: datetime,
                 params: IndexParams, history: History,
                 prints: pl.DataFrame | None = None,
-                gpu_models: Sequence[str] | None = None) -> Computed:
+                gpu_models: Sequence[str] | None = None,
+                scope: SeriesScope | None = None) -> Computed:
     """The fixings of `day` as of `as_of` from the warehouse's prints (or `prints`); of
-    `gpu_models`' series alone when given (`history` then holds theirs alone)."""
+    `gpu_models`' series in `scope` alone when given (`history` then holds theirs alone)."""
     if prints is None:
         prints = day_prints(con, as_of, params, gpu_models)
-    fixings, votes = frames(fix_day(day, prints, history, params))
+    fixings, votes = frames(fix_day(day, prints, history, params, scope))
     fixings = with_digests(fixings, votes, method_version=params.version,
                            params_digest=params.digest, as_of=as_of)
     return Computed(day, as_of, params, fixings, votes)
@@ -90,16 +91,19 @@ def compute_day(con: duckdb.DuckDBPyConnection, day: date, as_of: datetime,
 
 def indicative(con: duckdb.DuckDBPyConnection, day: date, now: datetime | None = None,
                params: IndexParams | None = None,
-               gpu_models: Sequence[str] | None = None) -> Computed:
+               gpu_models: Sequence[str] | None = None,
+               scope: SeriesScope | None = None) -> Computed:
     """A day's fixings computed from the published record, not written (a day not fixed yet:
     today before the nightly fixing, or a warehouse that has none). `gpu_models`: their
     series alone, the same fixings as computed with every model (a series reads its own
     model's offers and votes; the band is per model; the first day is the index's), at a
-    fraction of the cost (BENCHMARKS §18)."""
+    fraction of the cost (BENCHMARKS §18); `scope`: the series of one kind, segment or
+    geography alone (prints.SeriesScope)."""
     params = params or default_params()
     now = now or datetime.now(UTC)
     return compute_day(con, day, day_end(day, now), params,
-                       history_before(con, day, params, gpu_models), gpu_models=gpu_models)
+                       history_before(con, day, params, gpu_models, scope),
+                       gpu_models=gpu_models, scope=scope)
 
 
 def first_priced_day(con: duckdb.DuckDBPyConnection) -> date | None:

@@ -15,6 +15,7 @@ import duckdb
 import polars as pl
 
 from warehouse.index.params import default_params
+from warehouse.index.prints import SeriesScope
 from warehouse.index.store import day_record, read_fixings, read_votes
 from warehouse.semantic import ALL
 from warehouse.semantic_market import stored_market
@@ -70,16 +71,16 @@ def one_indicative_day() -> Iterator[None]:
 
 
 def _indicative(con: duckdb.DuckDBPyConnection, day: date, now: datetime,
-                gpu_models: list[str] | None) -> Computed:
+                gpu_models: list[str] | None, scope: SeriesScope) -> Computed:
     # computing a day needs the engine (and numpy): loaded only for a day not yet fixed
     from warehouse.index.publish import indicative
 
     params = default_params()
     shared = _COMPUTED.get()
-    key = (id(con), day, now, params.digest, tuple(gpu_models) if gpu_models else None)
+    key = (id(con), day, now, params.digest, tuple(gpu_models) if gpu_models else None, scope)
     if shared is not None and key in shared and shared[key][0] is con:
         return shared[key][1]
-    computed = indicative(con, day, now, params, gpu_models=gpu_models or None)
+    computed = indicative(con, day, now, params, gpu_models=gpu_models or None, scope=scope)
     if shared is not None:
         shared[key] = (con, computed)  # the connection kept: its id is not reused meanwhile
     return computed
@@ -94,7 +95,8 @@ def _day_fixings(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | N
         return read_fixings(con, days=[day], gpu_models=gpu_models, kind=kind,
                             segment=segment, geo=geo), None, True
     params = default_params()
-    computed = _indicative(con, day, now or datetime.now(UTC), gpu_models)
+    computed = _indicative(con, day, now or datetime.now(UTC), gpu_models,
+                           SeriesScope(kind, segment, geo))
     fixings = _filtered(computed.fixings, gpu_models=gpu_models, kind=kind, segment=segment,
                         geo=geo).with_columns(
         pl.lit(params.version).alias("method_version"),

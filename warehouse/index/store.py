@@ -28,6 +28,7 @@ from warehouse.transaction import transaction
 
 if TYPE_CHECKING:
     from warehouse.index.engine import History
+    from warehouse.index.prints import SeriesScope
 
 __all__ = [
     "DayRecord",
@@ -224,21 +225,24 @@ def read_votes(con: duckdb.DuckDBPyConnection, fixing_ids: list[str]) -> pl.Data
 
 
 def history_before(con: duckdb.DuckDBPyConnection, day: date, params: IndexParams,
-                   gpu_models: Sequence[str] | None = None) -> History:
+                   gpu_models: Sequence[str] | None = None,
+                   scope: SeriesScope | None = None) -> History:
     """The published record the fixing of `day` reads: votes of the lookback window before
-    it (of `gpu_models`' series alone when given), and the series' first day (the index's
-    first fixed day, whatever the models)."""
+    it (of `gpu_models`' series in `scope` alone when given), and the series' first day (the
+    index's first fixed day, whatever the series)."""
     # the engine (and numpy) only where a day is fixed: readers of the record never load it
     from warehouse.index.engine import PAST_COLUMNS, VOTE_SCHEMA, History
 
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
     models = "" if gpu_models is None else " AND list_contains($models, gpu_model)"
+    scoped, scope_params = scope.votes_sql() if scope is not None else ("", {})
     votes = sql_frame(
         con,
         f"SELECT {', '.join(PAST_COLUMNS)} FROM index_vote "  # not the notes: ~10 MiB at 50 M
-        f"WHERE day < $day AND day >= $since{models} ORDER BY day, fixing_id, provider",
-        {"day": day, "since": day - timedelta(days=lookback),
+        f"WHERE day < $day AND day >= $since{models}{scoped} "
+        "ORDER BY day, fixing_id, provider",
+        {"day": day, "since": day - timedelta(days=lookback), **scope_params,
          **({} if gpu_models is None else {"models": list(gpu_models)})})
     row = con.execute("SELECT min(day) FROM index_day WHERE day < $day", {"day": day}).fetchone()
     return History(votes.cast({c: VOTE_SCHEMA[c] for c in PAST_COLUMNS}) if votes.height
