@@ -52,7 +52,7 @@ def fixings_of(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | Non
     return fixings, votes, published
 
 
-# (connection, day, moment, params, models) -> the day computed; set by one_indicative_day
+# (connection, day, moment, params, models, series) -> the day computed (one_indicative_day)
 _COMPUTED: ContextVar[dict[tuple[object, ...], tuple[object, Computed]] | None] = ContextVar(
     "indicative_days", default=None)
 
@@ -60,9 +60,9 @@ _COMPUTED: ContextVar[dict[tuple[object, ...], tuple[object, Computed]] | None] 
 @contextmanager
 def one_indicative_day() -> Iterator[None]:
     """Within it, views built together on one read-only connection (the nightly report and
-    its board) compute a day not fixed yet once per (connection, day, moment, models), not
-    once each: 1.5 s a time for every GPU at 50 M observations (BENCHMARKS §18). Only for a
-    connection nothing writes through while it lasts."""
+    its board) compute a day not fixed yet once per (connection, day, moment, models,
+    series), not once each (every series of a day: 1.5 s at 50 M observations; BENCHMARKS
+    §18). Only for a connection nothing writes through while it lasts."""
     token = _COMPUTED.set({})
     try:
         yield
