@@ -38,7 +38,8 @@ def price_moves(con: duckdb.DuckDBPyConnection, *, since: date,
                 gpu_models: list[str] | None = None, providers: list[str] | None = None,
                 pricing: tuple[str, ...] | None = DEFAULT_PRICING,
                 place: Place = EVERYWHERE) -> pl.DataFrame:
-    """Every move of a current price on or after `since` (the price_move view) in `place`:
+    """Every move of a current price on or after `since` (price_moves_since: the price_move
+    view's rows from that day) in `place`:
     old -> new per hour and per GPU-hour, %. `pricing` None: every pricing kind."""
     return place.keep(sql_frame(
         con, """

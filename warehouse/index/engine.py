@@ -149,7 +149,7 @@ class History:
         # column lists zipped, a slice at a time, not iter_rows(named=True): a dict per vote
         # was 0.6 s of the 85k votes an unfixed day reads at 50 M observations; and the few
         # distinct texts (currency, segment, sources, captures) held once each, not once per
-        # vote: 51 -> 25 MiB there (BENCHMARKS §18)
+        # vote: 51 -> 20 MiB there (BENCHMARKS §18)
         one: dict[object, Any] = {}
         for part in votes.sort("day", "provider").iter_slices(_SLICE_ROWS):
             columns = [part[c].to_list() for c in PAST_COLUMNS]

@@ -60,6 +60,8 @@ class SeriesScope:
                                                    ("geo", self.geo)) if value is not None}
         return "".join(f" AND {name} = $scope_{name}" for name in chosen), {
             f"scope_{name}": value for name, value in chosen.items()}
+
+
 # The market's own verdicts the index replaces with its screens (see the module docstring).
 _INDEX_JUDGES = ("outlier", "unconfirmed_jump")
 _OFFER_COLUMNS = ("source, capture_id, observed_at, provider, offering, region, pricing, "
