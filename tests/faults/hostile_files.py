@@ -39,11 +39,14 @@ def canary(folder: Path) -> Iterator[Canary]:
 
     def guard() -> None:
         while not found.closing.is_set():  # serves every reader, so none of them hangs
-            with path.open("w") as handle:  # blocks until a reader opens the FIFO
-                if found.closing.is_set():
-                    return
-                found.opened.set()
-                handle.write(SECRET + "\n")
+            try:
+                with path.open("w") as handle:  # blocks until a reader opens the FIFO
+                    if found.closing.is_set():
+                        return
+                    found.opened.set()
+                    handle.write(SECRET + "\n")
+            except BrokenPipeError:  # that reader closed before the write reached it: it
+                continue  # did open the FIFO (seen above); serve the next one
 
     thread = threading.Thread(target=guard, daemon=True)
     thread.start()
