@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import duckdb
 import polars as pl
@@ -72,11 +72,16 @@ _CHANGE = ["source", "provider", "offering", "pricing", "gpu_model", "changed_on
            "old_price_usd_per_hour", "new_price_usd_per_hour", "pct_change"]
 
 
+def _window_start(rule: Rule, now: datetime) -> date:
+    """The first UTC day of a price_drop rule's window at `now`."""
+    return (now - timedelta(days=rule.within_days)).astimezone(UTC).date()
+
+
 def price_drop_events(changes: pl.DataFrame, rule: Rule, now: datetime) -> list[AlertEvent]:
     """`changes`: price moves (the price_move view's columns)."""
     if rule.drop_pct is None:
         return []
-    since = (now - timedelta(days=rule.within_days)).astimezone(UTC).date()
+    since = _window_start(rule, now)
     drops = _rule_rows(changes, rule).filter(
         (pl.col("pct_change") <= -rule.drop_pct) & (pl.col("changed_on") >= since)
     ).group_by(_CHANGE).agg(pl.len().alias("regions"), pl.col("region").min()
@@ -127,7 +132,7 @@ def rule_frame(prices: Prices, rule: Rule) -> pl.DataFrame:
     if rule.kind == "cheapest_below":
         return prices.comparable(rule.pricing)
     if rule.kind == "price_drop":  # the moves of the rule's window (price_drop_events' since)
-        since = (prices.as_of - timedelta(days=rule.within_days)).astimezone(UTC).date()
+        since = _window_start(rule, prices.as_of)
         return sql_frame(
             prices.con, f"SELECT {', '.join(_CHANGE)}, region FROM price_moves_since($since) "
             "WHERE list_contains($models, gpu_model)",

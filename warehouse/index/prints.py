@@ -53,14 +53,6 @@ class SeriesScope:
                    for want, got in ((self.kind, key[1]), (self.segment, key[3]),
                                      (self.geo, key[4])))
 
-    def votes_sql(self) -> tuple[str, dict[str, str]]:
-        """(` AND ...` over index_vote's columns, its parameters) for the series in scope."""
-        chosen = {name: value for name, value in (("kind", self.kind),
-                                                   ("segment", self.segment),
-                                                   ("geo", self.geo)) if value is not None}
-        return "".join(f" AND {name} = $scope_{name}" for name in chosen), {
-            f"scope_{name}": value for name, value in chosen.items()}
-
 
 # The market's own verdicts the index replaces with its screens (see the module docstring).
 _INDEX_JUDGES = ("outlier", "unconfirmed_jump")

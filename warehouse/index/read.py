@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from warehouse.index.params import default_params
+from warehouse.index.params import IndexParams, default_params
 from warehouse.index.prints import SeriesScope
 from warehouse.index.store import day_record, read_fixings, read_votes
 from warehouse.semantic import ALL
@@ -27,16 +27,6 @@ __all__ = ["ON_DEMAND", "fixings_of", "market_view", "one_indicative_day", "vote
 
 ON_DEMAND = "on_demand"
 MARKET = "market_usd_per_gpu_hour"  # the market price column (migration 010's naming rule)
-
-
-def _filtered(frame: pl.DataFrame, *, gpu_models: list[str] | None, kind: str | None,
-              segment: str | None, geo: str | None) -> pl.DataFrame:
-    if gpu_models:
-        frame = frame.filter(pl.col("gpu_model").is_in(gpu_models))
-    for column, value in (("kind", kind), ("segment", segment), ("geo", geo)):
-        if value is not None:
-            frame = frame.filter(pl.col(column) == value)
-    return frame
 
 
 def fixings_of(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | None = None,
@@ -53,7 +43,7 @@ def fixings_of(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | Non
 
 
 # (connection, day, moment, params, models, series) -> the day computed (one_indicative_day)
-_COMPUTED: ContextVar[dict[tuple[object, ...], tuple[object, Computed]] | None] = ContextVar(
+_COMPUTED: ContextVar[dict[tuple[object, ...], Computed] | None] = ContextVar(
     "indicative_days", default=None)
 
 
@@ -71,18 +61,20 @@ def one_indicative_day() -> Iterator[None]:
 
 
 def _indicative(con: duckdb.DuckDBPyConnection, day: date, now: datetime,
-                gpu_models: list[str] | None, scope: SeriesScope) -> Computed:
+                params: IndexParams, gpu_models: list[str] | None,
+                scope: SeriesScope) -> Computed:
+    """The day's fixings of those models (every one for none) in `scope`, and their votes."""
     # computing a day needs the engine (and numpy): loaded only for a day not yet fixed
     from warehouse.index.publish import indicative
 
-    params = default_params()
     shared = _COMPUTED.get()
-    key = (id(con), day, now, params.digest, tuple(gpu_models) if gpu_models else None, scope)
-    if shared is not None and key in shared and shared[key][0] is con:
-        return shared[key][1]
+    # the connection itself in the key (hashed by identity): kept alive, never mistaken
+    key = (con, day, now, params.digest, tuple(gpu_models) if gpu_models else None, scope)
+    if shared is not None and key in shared:
+        return shared[key]
     computed = indicative(con, day, now, params, gpu_models=gpu_models or None, scope=scope)
     if shared is not None:
-        shared[key] = (con, computed)  # the connection kept: its id is not reused meanwhile
+        shared[key] = computed
     return computed
 
 
@@ -95,16 +87,15 @@ def _day_fixings(con: duckdb.DuckDBPyConnection, day: date, *, now: datetime | N
         return read_fixings(con, days=[day], gpu_models=gpu_models, kind=kind,
                             segment=segment, geo=geo), None, True
     params = default_params()
-    computed = _indicative(con, day, now or datetime.now(UTC), gpu_models,
+    # computed for those models and that scope alone: the fixings and votes asked for
+    computed = _indicative(con, day, now or datetime.now(UTC), params, gpu_models,
                            SeriesScope(kind, segment, geo))
-    fixings = _filtered(computed.fixings, gpu_models=gpu_models, kind=kind, segment=segment,
-                        geo=geo).with_columns(
+    fixings = computed.fixings.with_columns(
         pl.lit(params.version).alias("method_version"),
         pl.lit(params.digest).alias("params_digest"),
         pl.lit(computed.as_of).cast(pl.Datetime("us", "UTC")).alias("as_of"),
         pl.lit(None, pl.Datetime("us", "UTC")).alias("published_at"))
-    votes = computed.votes.filter(pl.col("fixing_id").is_in(fixings["fixing_id"].to_list()))
-    return fixings, votes, False
+    return fixings, computed.votes, False
 
 
 def votes_of(con: duckdb.DuckDBPyConnection, day: date, gpu_models: list[str], *,

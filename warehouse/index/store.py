@@ -235,15 +235,18 @@ def history_before(con: duckdb.DuckDBPyConnection, day: date, params: IndexParam
 
     lookback = max(params.attendance_window_days, params.sd_window_days, params.dormant_days,
                    params.carry_days, 1)
-    models = "" if gpu_models is None else " AND list_contains($models, gpu_model)"
-    scoped, scope_params = scope.votes_sql() if scope is not None else ("", {})
     votes = sql_frame(
         con,
         f"SELECT {', '.join(PAST_COLUMNS)} FROM index_vote "  # not the notes: ~10 MiB at 50 M
-        f"WHERE day < $day AND day >= $since{models}{scoped} "
-        "ORDER BY day, fixing_id, provider",
-        {"day": day, "since": day - timedelta(days=lookback), **scope_params,
-         **({} if gpu_models is None else {"models": list(gpu_models)})})
+        """WHERE day < $day AND day >= $since
+             AND ($models IS NULL OR list_contains($models, gpu_model))
+             AND ($kind IS NULL OR kind = $kind)
+             AND ($segment IS NULL OR segment = $segment) AND ($geo IS NULL OR geo = $geo)
+           ORDER BY day, fixing_id, provider""",
+        {"day": day, "since": day - timedelta(days=lookback),
+         "models": None if gpu_models is None else list(gpu_models),
+         "kind": scope.kind if scope else None, "segment": scope.segment if scope else None,
+         "geo": scope.geo if scope else None})
     row = con.execute("SELECT min(day) FROM index_day WHERE day < $day", {"day": day}).fetchone()
     return History(votes.cast({c: VOTE_SCHEMA[c] for c in PAST_COLUMNS}) if votes.height
                    else None,
