@@ -1,4 +1,5 @@
-"""Charts (PNG, matplotlib Agg): the cheapest comparable $/GPU-hour per day for key GPUs.
+"""Charts (PNG, drawn by reports.linechart): the cheapest comparable $/GPU-hour per day
+for key GPUs.
 
 H100 is charted per family (the cheapest of SXM, PCIe and NVL that day: users compare "an
 H100"); the other series are single catalog models.
@@ -6,13 +7,13 @@ H100"); the other series are single catalog models.
 
 from __future__ import annotations
 
-import io
 from datetime import date, timedelta
 from pathlib import Path
 
 import polars as pl
 
 from contract.files import write_bytes_atomic
+from reports.linechart import Line, draw_png
 from schemas.names import resolve_gpu
 
 # label -> GPU names (models or families) whose cheapest price that day is the series' point
@@ -46,39 +47,20 @@ def chart_series(history: pl.DataFrame) -> pl.DataFrame:
 def plot_daily(series: pl.DataFrame, path: Path, *, title: str,
                since: date | None = None, until: date | None = None,
                ylabel: str = "$ / GPU-hour") -> Path | None:
-    """Write one line per series to `path`; None (and no file) when there is nothing to plot."""
+    """Write one line per series to `path` (a PNG: reports.linechart); None (and no file) when
+    there is nothing to plot. The x axis spans the data's days (within `since`..`until` when
+    given) with a day of margin on each side; the series keep their order of appearance."""
     if series.height == 0:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.dates as mdates
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4), dpi=100)
-    try:
-        for label in series["series"].unique(maintain_order=True).to_list():
-            points = series.filter(pl.col("series") == label).sort("day")
-            ax.plot(points["day"].to_list(), points["usd_per_gpu_hour"].to_list(),
-                    marker="o", markersize=3, label=label)
-        ax.set_title(title)
-        ax.set_ylabel(ylabel)
-        # The data's own span (at most the window asked for), a day of margin on each side.
-        days = series["day"]
-        left = max(days.min(), since) if since else days.min()  # type: ignore[type-var]
-        right = min(days.max(), until) if until else days.max()  # type: ignore[type-var]
-        ax.set_xlim(left - timedelta(days=1), right + timedelta(days=1))  # type: ignore[operator]
-        locator = mdates.AutoDateLocator(maxticks=8)
-        ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-        ax.legend(loc="best", fontsize="small")
-        png = io.BytesIO()
-        fig.savefig(png, format="png", metadata={"Software": None})
-        write_bytes_atomic(path, png.getvalue())  # a full disk leaves the previous chart whole
-    finally:
-        plt.close(fig)
+    days = series["day"]
+    left = max(days.min(), since) if since else days.min()  # type: ignore[type-var]
+    right = min(days.max(), until) if until else days.max()  # type: ignore[type-var]
+    lines = [Line(str(label), list(zip(points["day"].to_list(),
+                                       points["usd_per_gpu_hour"].to_list(), strict=True)))
+             for (label,), points in series.group_by("series", maintain_order=True)]
+    png = draw_png(lines, title=title, ylabel=ylabel,
+                   first=left - timedelta(days=1), last=right + timedelta(days=1))  # type: ignore[operator]
+    write_bytes_atomic(path, png)  # a full disk leaves the previous chart whole
     return path
 
 
