@@ -8,8 +8,12 @@ Each figure is the best of several runs (the machine may be shared), with its CP
 second figure lands the same night into a warehouse that already holds the previous night
 (the steady state: price_state updated, latest rows swapped, the WAL checkpointed).
 The writer runs on the refresh's DuckDB threads (warehouse.connection.REFRESH_THREADS).
+The captures are stamped as fetched now, as a nightly run's are, so a landing recomputes
+today's day tables; `--fetched-on DAY` stamps them on an earlier day, whose landing also
+recomputes the days its prices are carried forward (warehouse.semantic_daily.WINDOW_DAYS):
+until 2026-11-27 the benchmark stamped them 2026-01-01, three days' tables per landing.
 
-    python -m bench.ingest [--size small]
+    python -m bench.ingest [--size small] [--fetched-on 2026-01-01]
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import shutil
 import tempfile
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from unittest import mock
 
@@ -56,8 +60,10 @@ def cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def inflated_capture(source: Source, rows: int) -> RawCapture | None:
-    example = source.example_capture(datetime(2026, 1, 1, tzinfo=UTC))
+def inflated_capture(source: Source, rows: int,
+                     fetched_at: datetime | None = None) -> RawCapture | None:
+    """The source's example inflated to `rows`, fetched at `fetched_at` (default: now)."""
+    example = source.example_capture(fetched_at or datetime.now(UTC))
     inflate = inflater_for(source.name, example.content_type)
     if inflate is None:
         return None
@@ -166,10 +172,16 @@ def _rate(rows: int, seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = size_arg(__doc__.splitlines()[0]).parse_args(argv)
+    parser = size_arg(__doc__.splitlines()[0])
+    parser.add_argument("--fetched-on", type=date.fromisoformat, default=None,
+                        help="stamp the captures on this day (default: fetched now)")
+    args = parser.parse_args(argv)
+    fetched_at = (datetime.combine(args.fetched_on, datetime.min.time(), UTC)
+                  if args.fetched_on else None)
     small = args.size == "small"
     repeat = 1 if small else 3
     header("ingest: parse -> validate -> append, one night per source")
+    print(f"   captures fetched {args.fetched_on or 'now, as a nightly run'}")
     workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-ingest-"))
     results: list[StageTimes] = []
     captures: list[tuple[Source, RawCapture]] = []
@@ -178,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         for source in all_sources().values():
             rows = REALISTIC_ROWS.get(source.name, DEFAULT_ROWS)
             try:
-                raw = inflated_capture(source, rows // 20 if small else rows)
+                raw = inflated_capture(source, rows // 20 if small else rows, fetched_at)
                 if raw is None:
                     print(f"   {source.name}: no inflater for its format ({source.kind}), "
                           "skipped")

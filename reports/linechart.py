@@ -130,13 +130,14 @@ def draw_png(lines: Sequence[Line], *, title: str, ylabel: str, first: date,
     # The lines are drawn on their own layer, cut to the plot's frame, then laid on top.
     layer = Image.new("RGBA", (round(right - left), round(bottom - top)), (0, 0, 0, 0))
     pen = ImageDraw.Draw(layer)
+    markers = (last - first).days <= (right - left) / px(6)  # days at least 6 pixels apart
     for i, line in enumerate(lines):
         color = COLORS[i % len(COLORS)]
         for run in _runs(line.points):
             xy = [(x_of(d) - left, y_of(v) - top) for d, v in run]
             if len(xy) > 1:
                 pen.line(xy, fill=color, width=px(1.5), joint="curve")
-            for x, y in xy:
+            for x, y in xy if markers or len(xy) == 1 else ():
                 pen.ellipse([x - px(2), y - px(2), x + px(2), y + px(2)], fill=color)
     canvas.paste(layer, (round(left), round(top)), layer)
     draw.rectangle([left, top, right, bottom], outline=INK, width=px(1))

@@ -145,3 +145,13 @@ def test_a_window_narrower_than_the_points_cuts_the_lines_at_the_frame(tmp_path:
     assert path is not None
     inside = [x for x, y in pixels_of(path.read_bytes(), COLORS[0]) if y < HEIGHT - 60]
     assert inside and min(inside) > 30 and max(inside) < WIDTH - 10
+
+
+def test_a_lone_point_among_dense_days_is_still_drawn() -> None:
+    first = date(2024, 1, 1)
+    dense = [(first + timedelta(days=k), 1.0) for k in range(700)]
+    lone = [(first + timedelta(days=k), None if k != 350 else 3.0) for k in range(349, 352)]
+    png = draw_png([Line("dense", dense), Line("lone", lone)], title="t", ylabel="y",
+                   first=first, last=first + timedelta(days=700))
+    drawn = [(x, y) for x, y in pixels_of(png, COLORS[1]) if y < HEIGHT - 50]
+    assert drawn and max(x for x, _ in drawn) - min(x for x, _ in drawn) < 10
