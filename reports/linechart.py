@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Pillow is imported when a chart is drawn, not with the report's modules
+    from PIL.Image import Image
     from PIL.ImageDraw import ImageDraw
     from PIL.ImageFont import FreeTypeFont
 
@@ -191,14 +192,15 @@ def _draw_legend(draw: ImageDraw, rows: list[list[tuple[int, str]]], font: FreeT
         y += size * 1.8
 
 
-def _draw_ylabel(canvas: object, text: str, font: FreeTypeFont, x: int, y: float) -> None:
+def _draw_ylabel(canvas: Image, text: str, font: FreeTypeFont, x: int, y: float) -> None:
     """`text` turned a quarter to the left, centred on (x, y)."""
-    from PIL import Image, ImageDraw
+    from PIL import Image as Images
+    from PIL import ImageDraw as Draw
 
     width = round(font.getlength(text)) + 2
-    height = font.size * 2
-    label = Image.new("L", (width, height), 0)
-    ImageDraw.Draw(label).text((width / 2, height / 2), text, font=font, fill=255, anchor="mm")
+    height = round(font.size * 2)
+    label = Images.new("L", (width, height), 0)
+    Draw.Draw(label).text((width / 2, height / 2), text, font=font, fill=255, anchor="mm")
     turned = label.rotate(90, expand=True)
-    ink = Image.new("RGB", turned.size, INK)
-    canvas.paste(ink, (x - turned.width // 2, round(y - turned.height / 2)), turned)  # type: ignore[attr-defined]
+    ink = Images.new("RGB", turned.size, INK)
+    canvas.paste(ink, (x - turned.width // 2, round(y - turned.height / 2)), turned)
