@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
+from reports.axes import nice_ticks
+
 if TYPE_CHECKING:  # Pillow is imported when a chart is drawn, not with the report's modules
     from PIL.Image import Image
     from PIL.ImageDraw import ImageDraw
     from PIL.ImageFont import FreeTypeFont
 
-__all__ = ["Line", "day_ticks", "draw_png", "value_ticks"]
+__all__ = ["Line", "day_ticks", "draw_png"]
 
 WIDTH, HEIGHT = 800, 400  # the PNG's pixels (matplotlib's 8x4 inches at 100 dpi, as before)
 SCALE = 3  # drawn 3x as large, then averaged down: smooth lines without an antialiasing renderer
@@ -38,17 +40,6 @@ class Line:
 
     label: str
     points: Sequence[tuple[date, float | None]]
-
-
-def value_ticks(top: float, most: int = 6) -> list[float]:
-    """0, then equal round steps (1, 2, 2.5 or 5 times a power of ten) up to the first tick at
-    or above `top`: at most `most` steps. [0, 1] when `top` is not a positive number."""
-    if not math.isfinite(top) or top <= 0:
-        return [0.0, 1.0]
-    power = 10.0 ** math.floor(math.log10(top / most))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= top / most)
-    count = math.ceil(top / step - 1e-9)
-    return [round(i * step, 12) for i in range(count + 1)]
 
 
 def tick_text(value: float, step: float) -> str:
@@ -94,7 +85,7 @@ def draw_png(lines: Sequence[Line], *, title: str, ylabel: str, first: date,
     canvas = Image.new("RGB", (px(WIDTH), px(HEIGHT)), "white")
     draw = ImageDraw.Draw(canvas)
     values = [v for line in lines for _, v in line.points if v is not None and math.isfinite(v)]
-    yticks = value_ticks(max(values, default=0.0) * 1.05)  # headroom above the highest point
+    yticks = nice_ticks(max(values, default=0.0) * 1.05, 6)  # headroom above the top point
     step = yticks[1] - yticks[0]
     ylabels = [tick_text(v, step) for v in yticks]
     xticks = day_ticks(first, last)
@@ -161,28 +152,28 @@ def _runs(points: Sequence[tuple[date, float | None]]) -> list[list[tuple[date, 
 
 
 def _legend_rows(lines: Sequence[Line], font: FreeTypeFont,
-                 width: float) -> list[list[tuple[int, str]]]:
-    """The legend's entries (colour index, label), as many to a row as fit in `width`."""
-    rows: list[list[tuple[int, str]]] = []
+                 width: float) -> list[list[tuple[int, str, float]]]:
+    """The legend's entries (colour index, label, width), as many to a row as fit in
+    `width`."""
+    rows: list[list[tuple[int, str, float]]] = []
     used = width
     for i, line in enumerate(lines):
         need = font.getlength(line.label) + font.size * 4
         if not rows or used + need > width:
             rows.append([])
             used = 0.0
-        rows[-1].append((i, line.label))
+        rows[-1].append((i, line.label, need))
         used += need
     return rows
 
 
-def _draw_legend(draw: ImageDraw, rows: list[list[tuple[int, str]]], font: FreeTypeFont,
-                 center: float, y: float) -> None:
+def _draw_legend(draw: ImageDraw, rows: list[list[tuple[int, str, float]]],
+                 font: FreeTypeFont, center: float, y: float) -> None:
     """Each row centred under the plot: a short line in the series' colour, then its label."""
     size = font.size
     for row in rows:
-        widths = [font.getlength(label) + size * 4 for _, label in row]
-        x = center - sum(widths) / 2
-        for (i, label), width in zip(row, widths, strict=True):
+        x = center - sum(width for _, _, width in row) / 2
+        for i, label, width in row:
             color = COLORS[i % len(COLORS)]
             draw.line([(x, y), (x + size * 2, y)], fill=color, width=max(1, size // 7))
             draw.ellipse([x + size - size // 5, y - size // 5, x + size + size // 5,

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from html import escape
 
+from reports.axes import nice_ticks
+
 __all__ = ["BandPoint", "Dot", "LinePoint", "Series", "band_chart", "dot_plot", "nice_ticks",
            "slug", "spread_ticks", "step_chart"]
 
@@ -61,17 +63,6 @@ def slug(text: str) -> str:
 
 def _num(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
-
-
-def nice_ticks(high: float, count: int = 5) -> list[float]:
-    """0 .. a round number >= high, in count-ish round steps (1, 2, 2.5, 5 x 10^k)."""
-    if high <= 0:
-        return [0.0, 1.0]
-    raw = high / count
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    top = math.ceil(high / step - 1e-9) * step
-    return [round(i * step, 10) for i in range(round(top / step) + 1)]
 
 
 def spread_ticks(low: float, high: float, count: int = 5) -> list[float]:

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from PIL import Image
 
+from reports.axes import nice_ticks
 from reports.charts import plot_daily
 from reports.linechart import (
     COLORS,
@@ -22,7 +23,6 @@ from reports.linechart import (
     day_ticks,
     draw_png,
     tick_text,
-    value_ticks,
 )
 
 START = date(2026, 11, 1)
@@ -43,7 +43,7 @@ def pixels_of(png: bytes, color: str, tolerance: int = 40) -> list[tuple[int, in
 
 @pytest.mark.parametrize("top", [0.0004, 0.07, 0.49, 1, 2.49, 3.1, 9.99, 10, 47.5, 1234.5])
 def test_value_ticks_are_round_steps_from_zero_past_the_top(top: float) -> None:
-    ticks = value_ticks(top)
+    ticks = nice_ticks(top)
     step = ticks[1] - ticks[0]
     mantissa = step / 10 ** math.floor(math.log10(step))
     assert ticks[0] == 0 and ticks[-1] >= top > ticks[-2]
@@ -54,13 +54,13 @@ def test_value_ticks_are_round_steps_from_zero_past_the_top(top: float) -> None:
 
 @pytest.mark.parametrize("top", [0.0, -1.0, math.nan, math.inf])
 def test_value_ticks_of_nothing_to_scale_are_zero_to_one(top: float) -> None:
-    assert value_ticks(top) == [0.0, 1.0]
+    assert nice_ticks(top) == [0.0, 1.0]
 
 
 def test_tick_labels_have_the_decimals_of_their_step() -> None:
     assert [tick_text(v, 0.25) for v in (0, 0.25, 0.5, 1.25)] == [
         "0.00", "0.25", "0.50", "1.25"]
-    assert [tick_text(v, 0.5) for v in value_ticks(2.6)] == [
+    assert [tick_text(v, 0.5) for v in nice_ticks(2.6, 6)] == [
         "0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0"]
     assert tick_text(40.0, 10.0) == "40"
 
