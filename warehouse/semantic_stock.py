@@ -92,11 +92,12 @@ WITH every_run AS (
     FROM recent r SEMI JOIN speaking USING (provider, gpu_model, source)
     WHERE r.available IS NOT NULL AND {place}
     GROUP BY ALL
+), regional AS (  -- the GPUs a source names regions for (read once, not once per key)
+    SELECT DISTINCT provider, gpu_model, source FROM recent WHERE region <> 'global'
 ), keys AS (
     SELECT k.* EXCLUDE (ever_in_stock) FROM reported k
-    WHERE NOT (k.region = 'global' AND NOT k.ever_in_stock AND EXISTS (
-        SELECT 1 FROM recent n WHERE n.provider = k.provider AND n.gpu_model = k.gpu_model
-                                 AND n.source = k.source AND n.region <> 'global'))
+    WHERE NOT (k.region = 'global' AND NOT k.ever_in_stock
+               AND (k.provider, k.gpu_model, k.source) IN (SELECT * FROM regional))
 ), observed AS (
     SELECT k.provider, k.gpu_model, k.region, k.source, w.seen_at,
            count(x.cap) AS listed, count(x.available) AS known,

@@ -118,6 +118,22 @@ def test_a_global_row_sold_out_is_no_region_of_its_own(stock: duckdb.DuckDBPyCon
         (6, 7, "out_of_stock")
 
 
+def test_a_global_row_is_a_key_where_the_source_names_no_region(build: Builder) -> None:
+    """Only a source that names regions for a GPU says "no region has it" with a sold-out
+    `global` row; where `global` is the only row it ever lists, it is the key, at 0 %."""
+    build_stock(build, NOW)
+    for k in DAYS:
+        build.capture("runpod", NOW - timedelta(days=k),
+                      [offer("runpod", "NVIDIA A40", "A40", 0.44, region="global",
+                             available=False)], run_id=f"a40-{k}")
+    a40 = _series(build.con, gpu_models=["A40"])
+    assert list(a40) == [("A40", "runpod", "global")]
+    row = a40[("A40", "runpod", "global")]
+    assert (row["observations"], row["in_stock_observations"], row["share_in_stock"]) == \
+        (7, 0, 0.0)
+    assert (row["last_in_stock"], row["state"]) == (None, "out_of_stock")
+
+
 def test_a_stale_source_has_no_state_now(stock: duckdb.DuckDBPyConnection) -> None:
     later = NOW + timedelta(days=3)  # no run since NOW: 72 h > the 48 h freshness limit
     frame = availability(stock, as_of=later, since=later - timedelta(days=7),
