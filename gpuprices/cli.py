@@ -9,9 +9,10 @@ Each group of commands is a module with a `register(app)`; shared options are in
 from __future__ import annotations
 
 import errno
+import inspect
 import re
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -70,6 +71,10 @@ class Commands(TyperGroup):
     exit 1), a warehouse that cannot be read, or a question without an answer (exit 1)
     prints `error: ...`, no traceback."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _one_line_summaries(self)
+
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, _take_wide(args))  # type: ignore[arg-type]
 
@@ -92,6 +97,18 @@ class Commands(TyperGroup):
             if message is None:
                 raise
             raise fail(message) from None
+
+
+def _one_line_summaries(group: Any) -> None:
+    """Each command of `group` (and of its groups) listed by its docstring's first paragraph
+    as one line of text: typer's rich help keeps that paragraph's line breaks in a command
+    list, which cut its sentences where the source wraps them."""
+    for command in group.commands.values():
+        if command.short_help is None and command.help:
+            first = inspect.cleandoc(command.help).split("\n\n")[0]
+            command.short_help = " ".join(first.split())
+        if hasattr(command, "commands"):
+            _one_line_summaries(command)
 
 
 def _new_app() -> typer.Typer:
