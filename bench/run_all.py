@@ -17,6 +17,7 @@ from bench import (
     memory_aws,
     read_floor,
     readers,
+    rebuild_memory,
     scale_out,
     startup,
     vs_gpuhunt,
@@ -34,6 +35,7 @@ BENCHMARKS: tuple[tuple[str, Callable[[list[str]], int]], ...] = (
     ("scale_out", scale_out.main),
     ("read_floor", read_floor.main),
     ("export_memory", export_memory.main),
+    ("rebuild_memory", rebuild_memory.main),
 )
 
 

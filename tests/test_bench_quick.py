@@ -16,6 +16,7 @@ from bench import (
     memory_aws,
     read_floor,
     readers,
+    rebuild_memory,
     startup,
     vs_gpuhunt,
     warehouse_scale,
@@ -25,7 +26,7 @@ from bench import (
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("bench", [ingest, vs_gpuhunt, warehouse_scale, memory_aws, startup,
-                                   readers, read_floor, export_memory],
+                                   readers, read_floor, export_memory, rebuild_memory],
                          ids=lambda module: module.__name__.split(".")[-1])
 def test_benchmark_runs_at_small_size(bench: object, capsys: pytest.CaptureFixture[str]) -> None:
     code = bench.main(["--size", "small"])  # type: ignore[attr-defined]

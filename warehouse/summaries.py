@@ -54,9 +54,10 @@ _DAILY_PRICE = f"""
     GROUP BY ALL
     ORDER BY day, source
 """
-# Moves of each offering's daily price (`{where}` narrows daily_price, e.g. to one source).
+# Moves of each offering's daily price (`{where}` narrows daily_price, e.g. to one source)
+# into `{into}` (price_change, or a rebuild's staging table).
 _PRICE_CHANGES = f"""
-    INSERT INTO price_change
+    INSERT INTO {{into}}
     WITH ordered AS (
         SELECT *, lag(price_usd_per_hour) OVER w AS old_price, lag(day) OVER w AS old_day
         FROM daily_price {{where}}
@@ -83,9 +84,22 @@ def rebuild(con: duckdb.DuckDBPyConnection, *, day_tables: bool = True) -> None:
     that fills them with refresh_days a stretch of days per transaction."""
     for table in SUMMARY_TABLES:
         con.execute(f"DELETE FROM {table}")
-    con.execute(_DAILY_PRICE.format(where=""))
-    con.execute(_PRICE_CHANGES.format(where=""))
-    con.execute(_PRICE_STATE.format(where=""))
+    for start, end in _months(con):
+        con.execute(_DAILY_PRICE.format(where="WHERE observed_at >= $start AND observed_at < $end"),
+                    {"start": start, "end": end})
+    # Each source's moves and last prices on their own (an offering is one source's): the
+    # window over every daily price at once peaked at 11.5 GB for ten years (§20). The moves
+    # are stored in day order, as one statement stored them (a week's moves read one part).
+    sources = [s for (s,) in con.execute("SELECT DISTINCT source FROM daily_price "
+                                         "ORDER BY source").fetchall()]
+    con.execute("CREATE OR REPLACE TEMP TABLE _rebuilt_changes AS "
+                "SELECT * FROM price_change LIMIT 0")
+    for source in sources:
+        con.execute(_PRICE_CHANGES.format(into="_rebuilt_changes", where="WHERE source = $s"),
+                    {"s": source})
+        con.execute(_PRICE_STATE.format(where="WHERE source = $s"), {"s": source})
+    con.execute("INSERT INTO price_change SELECT * FROM _rebuilt_changes ORDER BY changed_on")
+    con.execute("DROP TABLE _rebuilt_changes")
     con.execute("""
         INSERT INTO latest_observation
         SELECT o.* FROM observation o
@@ -94,6 +108,21 @@ def rebuild(con: duckdb.DuckDBPyConnection, *, day_tables: bool = True) -> None:
     # after latest_observation: current_price_at reads the current captures from it
     if day_tables:
         refresh_days(con, None)
+
+
+def _months(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[datetime, datetime]]:
+    """The UTC calendar months that hold observations, oldest first: a rebuild recomputes
+    daily_price a month at a time (a day never spans two), as one statement over ten years of
+    observations needs more than 4 GB of memory (BENCHMARKS.md §20)."""
+    row = con.execute("SELECT min(observed_at), max(observed_at) FROM observation").fetchone()
+    if not row or row[0] is None:
+        return
+    first, last = (moment.astimezone(UTC) for moment in row)
+    start = datetime(first.year, first.month, 1, tzinfo=UTC)
+    while start <= last:
+        end = datetime(start.year + start.month // 12, start.month % 12 + 1, 1, tzinfo=UTC)
+        yield start, end
+        start = end
 
 
 def rebuild_committed(con: duckdb.DuckDBPyConnection) -> None:
@@ -160,7 +189,7 @@ def _recompute_changes(con: duckdb.DuckDBPyConnection, source: str) -> None:
     """Out-of-order landing: recompute one source's price changes and last prices."""
     params = {"s": source}
     con.execute("DELETE FROM price_change WHERE source = $s", params)
-    con.execute(_PRICE_CHANGES.format(where="WHERE source = $s"), params)
+    con.execute(_PRICE_CHANGES.format(into="price_change", where="WHERE source = $s"), params)
     con.execute("DELETE FROM price_state WHERE source = $s", params)
     con.execute(_PRICE_STATE.format(where="WHERE source = $s"), params)
 

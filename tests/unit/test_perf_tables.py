@@ -268,3 +268,28 @@ def test_migration_fills_summaries_of_an_existing_warehouse(tmp_path: Path) -> N
         assert frame.equals(table(con, name)), name
     assert_views_match_plain(con)
     con.close()
+
+
+def test_a_rebuild_a_month_at_a_time_keeps_days_at_month_and_year_ends(
+        con: duckdb.DuckDBPyConnection) -> None:
+    """`rebuild` recomputes daily_price a UTC month at a time: nights on both sides of the
+    month and year ends (just before and just after midnight UTC, read in a session zone
+    where those instants fall on other days) keep their UTC days and every moved price."""
+    from warehouse.summaries import _months
+
+    con.execute("SET TimeZone = 'America/Los_Angeles'")
+    rng = random.Random(7)
+    # two captures a day on each side of a month end: a day cut in two would price it twice
+    moments = [datetime(2025, 11, 30, 23, 59, tzinfo=UTC), datetime(2025, 12, 1, 0, 0, tzinfo=UTC),
+               datetime(2025, 12, 1, 23, 50, tzinfo=UTC), datetime(2025, 12, 31, 0, 10, tzinfo=UTC),
+               datetime(2025, 12, 31, 23, 30, tzinfo=UTC), datetime(2026, 1, 1, 0, 30, tzinfo=UTC),
+               datetime(2026, 1, 1, 18, 0, tzinfo=UTC), datetime(2026, 2, 2, 12, 0, tzinfo=UTC)]
+    for n, at in enumerate(moments):
+        land(con, "alpha", batch("alpha", "alpha", at, f"m{n:062d}", rng), at, f"m{n:062d}")
+    assert [start.date().isoformat() for start, _ in _months(con)] == \
+        ["2025-11-01", "2025-12-01", "2026-01-01", "2026-02-01"]
+    days = {d for (d,) in con.execute("SELECT DISTINCT day FROM daily_price").fetchall()}
+    assert {d.isoformat() for d in days} == \
+        {"2025-11-30", "2025-12-01", "2025-12-31", "2026-01-01", "2026-02-02"}
+    assert con.execute("SELECT count(*) FROM price_change").fetchone()[0] > 0
+    assert_views_match_plain(con)
