@@ -33,31 +33,42 @@ _LIMIT = re.compile(r"\d+(\.\d+)?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)")
 
 CHILD = """
 import json, resource, sys, time
+import warehouse.summaries as summaries
 from warehouse.connection import connect
-from warehouse.semantic_daily import refresh_days
-from warehouse.summaries import rebuild
 
 def peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+# the rebuild as it runs (summaries.rebuild); its day tables timed where it starts them
+real_refresh_days, marks = summaries.refresh_days, {}
+def refresh_days(con, since, **options):
+    marks["start"], marks["peak"] = time.perf_counter(), peak_mib()
+    days = real_refresh_days(con, since, **options)
+    marks["days"] = len(days)
+    return days
+summaries.refresh_days = refresh_days
 
 con = connect(sys.argv[1])
 if sys.argv[2]:
     con.execute(f"SET memory_limit = '{sys.argv[2]}'")
 con.execute("RESET threads")  # an upgrade's rebuild runs on every thread (connection.py)
 limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-phases = []
+error = None
 con.execute("BEGIN TRANSACTION")
+start = time.perf_counter()
 try:
-    start = time.perf_counter()
-    rebuild(con, day_tables=False)
-    phases.append(["daily prices, moves, last prices", time.perf_counter() - start, peak_mib()])
-    start = time.perf_counter()
-    days = len(refresh_days(con, None))
-    phases.append([f"day tables ({days} days)", time.perf_counter() - start, peak_mib()])
-    error = None
+    summaries.rebuild(con)
 except Exception as exc:
     error = str(exc).splitlines()[0]
+end = time.perf_counter()
 con.execute("ROLLBACK")
+phases = []
+if "start" in marks:
+    phases.append(["daily prices, moves, last prices", marks["start"] - start, marks["peak"]])
+    phases.append([f"day tables ({marks.get('days', '?')} days)", end - marks["start"],
+                   peak_mib()])
+else:
+    phases.append(["daily prices, moves, last prices", end - start, peak_mib()])
 print(json.dumps({"limit": limit, "phases": phases, "error": error}))
 """
 

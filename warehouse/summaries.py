@@ -107,7 +107,22 @@ def rebuild(con: duckdb.DuckDBPyConnection, *, day_tables: bool = True) -> None:
                              AND o.observed_at = c.observed_at""")
     # after latest_observation: current_price_at reads the current captures from it
     if day_tables:
-        refresh_days(con, None)
+        with _one_thread(con):
+            refresh_days(con, None)
+
+
+@contextmanager
+def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The day tables on one thread, then the connection's own threads again: each of their
+    small INSERTs, run on several threads, leaves every thread's part of a row group in the
+    transaction's memory until it commits (~150 KB a statement; ten years of days did not fit
+    in 4 GB, BENCHMARKS.md §20), and a night's landings compute them on one thread too."""
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(row[0]) if row else 1}")
 
 
 def _months(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[datetime, datetime]]:

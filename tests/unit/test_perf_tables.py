@@ -293,3 +293,31 @@ def test_a_rebuild_a_month_at_a_time_keeps_days_at_month_and_year_ends(
         {"2025-11-30", "2025-12-01", "2025-12-31", "2026-01-01", "2026-02-02"}
     assert con.execute("SELECT count(*) FROM price_change").fetchone()[0] > 0
     assert_views_match_plain(con)
+
+
+def test_a_rebuild_computes_the_day_tables_on_one_thread(con: duckdb.DuckDBPyConnection,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their small INSERTs, on several threads, kept each thread's part of a row group in the
+    transaction's memory (BENCHMARKS.md §20); the connection's threads come back after."""
+    import warehouse.summaries as summaries
+
+    rng = random.Random(3)
+    for night in range(3):
+        at = START + timedelta(days=night)
+        land(con, "alpha", batch("alpha", "alpha", at, f"t{night:062d}", rng), at,
+             f"t{night:062d}")
+    threads_seen: list[int] = []
+    real = summaries.refresh_days
+
+    def refresh_days(connection: duckdb.DuckDBPyConnection, since: object) -> object:
+        threads_seen.append(int(connection.execute(
+            "SELECT current_setting('threads')").fetchone()[0]))
+        return real(connection, since)
+
+    monkeypatch.setattr(summaries, "refresh_days", refresh_days)
+    con.execute("SET threads = 2")
+    con.execute("BEGIN TRANSACTION")
+    summaries.rebuild(con)
+    con.execute("ROLLBACK")
+    assert threads_seen == [1]
+    assert con.execute("SELECT current_setting('threads')").fetchone()[0] == 2
