@@ -17,12 +17,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench._common import REPO, header, size_arg, verdict
-from bench.synthetic import generate
-from warehouse.connection import connect
+from bench._common import REPO, size_arg, verdict
+from bench.synthetic import history_for
 
 SIZES = {"small": (2_000, 60), "full": (14_000, 365)}
 
@@ -57,18 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     offerings, days = SIZES[args.size]
     workdir = Path(tempfile.mkdtemp(prefix="gpuprices-bench-export-"))
     try:
-        path = args.warehouse
-        if path is None:
-            header(f"first export: {offerings} offerings x {days} nights (generated)")
-            path = workdir / "history.duckdb"
-            started = time.perf_counter()
-            con = connect(path)
-            rows = generate(con, offerings=offerings, days=days, chunk_days=30)
-            con.execute("CHECKPOINT")
-            con.close()
-            print(f"   generated {rows:,} observations in {time.perf_counter() - started:.0f} s")
-        else:
-            header(f"first export of {path}")
+        path = history_for(args.warehouse, workdir, offerings=offerings, days=days,
+                           what="first export")
         out = workdir / "export"
         child = subprocess.run([sys.executable, "-c", CHILD, str(path), str(out)], cwd=REPO,
                                capture_output=True, text=True, check=False)

@@ -13,9 +13,13 @@ Rows land in time order, a month at a time, as nightly appends would have put th
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from time import perf_counter
 
 import duckdb
 
+from bench._common import header
+from warehouse.connection import connect
 from warehouse.index.publish import fix_index
 from warehouse.semantic import day_end
 from warehouse.semantic_daily import refresh_days
@@ -181,3 +185,21 @@ def generate(con: duckdb.DuckDBPyConnection, *, offerings: int = 14_000, days: i
     fix_index(con, since=(start + timedelta(days=max(days - INDEX_DAYS, 0))).date(),
               through=(start + timedelta(days=days - 1)).date())
     return written
+
+
+def history_for(warehouse: Path | None, workdir: Path, *, offerings: int, days: int,
+                what: str) -> Path:
+    """`warehouse` as it is, or a history of `offerings` x `days` nights generated into
+    `workdir` (export_memory and rebuild_memory measure `what` on a long history)."""
+    if warehouse is not None:
+        header(f"{what} of {warehouse}")
+        return warehouse
+    header(f"{what}: {offerings} offerings x {days} nights (generated)")
+    path = workdir / "history.duckdb"
+    started = perf_counter()
+    con = connect(path)
+    rows = generate(con, offerings=offerings, days=days, chunk_days=30)
+    con.execute("CHECKPOINT")
+    con.close()
+    print(f"   generated {rows:,} observations in {perf_counter() - started:.0f} s")
+    return path

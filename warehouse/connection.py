@@ -26,7 +26,7 @@ import duckdb
 
 from contract.files import link_target
 from warehouse import snapshot
-from warehouse.engine import open_duckdb
+from warehouse.engine import on_threads, open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
 from warehouse.frames import scanned_once
 from warehouse.lake import (
@@ -192,17 +192,6 @@ def _with_threads(config: dict[str, object], threads: int | None) -> dict[str, o
     return {**config, "threads": threads} if threads is not None else dict(config)
 
 
-@contextmanager
-def _every_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB's default threads (one per core) for the duration, then the connection's own."""
-    row = con.execute("SELECT current_setting('threads')").fetchone()
-    con.execute("RESET threads")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(row[0]) if row else 1}")
-
-
 def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
     try:
         check_objects(con)  # before anything reads the file's objects
@@ -213,7 +202,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
         if upgraded and needs_rebuild(applied):
             from warehouse.summaries import rebuild_committed
 
-            with _every_thread(con):  # years of history: not a night's work
+            with on_threads(con, None):  # years of history: not a night's work
                 rebuild_committed(con)
         _mark_abandoned_runs(con)
     except duckdb.Error as exc:

@@ -9,11 +9,14 @@ configuration. Opening one also makes DuckDB's look-ups of an absent pandas chea
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import duckdb
 
 from warehouse.pandas_absent import answer_pandas_lookups
 
-__all__ = ["open_duckdb"]
+__all__ = ["on_threads", "open_duckdb"]
 
 
 def open_duckdb(database: str, *, read_only: bool = False,
@@ -31,3 +34,15 @@ def open_duckdb(database: str, *, read_only: bool = False,
         con.close()
         raise
     return con
+
+
+@contextmanager
+def on_threads(con: duckdb.DuckDBPyConnection, threads: int | None) -> Iterator[None]:
+    """`con` on `threads` threads (None: DuckDB's default, one per core) for the duration,
+    then on its own again."""
+    row = con.execute("SELECT current_setting('threads')").fetchone()
+    con.execute("RESET threads" if threads is None else f"SET threads = {int(threads)}")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(row[0]) if row else 1}")

@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import duckdb
 import polars as pl
 
+from warehouse.engine import on_threads
 from warehouse.frames import scanned_once
 from warehouse.semantic_daily import DERIVED_TABLES, refresh_days
 from warehouse.transaction import transaction
@@ -107,22 +108,11 @@ def rebuild(con: duckdb.DuckDBPyConnection, *, day_tables: bool = True) -> None:
                              AND o.observed_at = c.observed_at""")
     # after latest_observation: current_price_at reads the current captures from it
     if day_tables:
-        with _one_thread(con):
+        # on one thread, as a night's landings: each of their small INSERTs, run on several
+        # threads, left every thread's part of a row group in the transaction's memory until
+        # it commits (~150 KB a statement; ten years did not fit in 4 GB, BENCHMARKS.md §20)
+        with on_threads(con, 1):
             refresh_days(con, None)
-
-
-@contextmanager
-def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """The day tables on one thread, then the connection's own threads again: each of their
-    small INSERTs, run on several threads, leaves every thread's part of a row group in the
-    transaction's memory until it commits (~150 KB a statement; ten years of days did not fit
-    in 4 GB, BENCHMARKS.md §20), and a night's landings compute them on one thread too."""
-    row = con.execute("SELECT current_setting('threads')").fetchone()
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(row[0]) if row else 1}")
 
 
 def _months(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[datetime, datetime]]:
