@@ -45,46 +45,63 @@ GROUP BY p.source, p.capture_id;
 
 -- ---- THE SEMANTIC LAYER: each concept once (warehouse/semantic.py builds the rest on these)
 
--- FRESHNESS as of a moment, per registered source: the newest time a confirming run saw its
--- prices (observed time, so a backfilled snapshot counts as of its own date and a report of a
--- past week sees the runs of that week only), the last run by then, and
--- `stale` = not seen within stale_after() (48 h) before `as_of`. A stale source's prices are
--- not comparable offers; one seen on an earlier UTC day but within the limit is carried
--- forward (`carried_days` > 0, flagged).
-CREATE OR REPLACE MACRO freshness_at(as_of) AS TABLE
-WITH runs AS (
-    SELECT * FROM scrape_run WHERE coalesce(observed_at, started_at) <= as_of
-), seen AS (
-    SELECT source, max(observed_at) AS seen_at, arg_max(capture_id, observed_at) AS capture_id
-    FROM runs WHERE confirms(status) AND capture_id IS NOT NULL GROUP BY source
-), last_run AS (
-    SELECT source, arg_max(status, coalesce(observed_at, started_at)) AS last_status,
-           arg_max(error, coalesce(observed_at, started_at)) AS last_error
-    FROM runs GROUP BY source
-)
-SELECT src.source, src.provider, src.kind, src.aggregator,
-       s.seen_at AS last_success_at, c.stored_observed_at AS prices_as_of,
-       coalesce(c.rows_stored, 0) AS rows, coalesce(r.last_status, 'never run') AS last_status,
-       r.last_error, utc_day(as_of) - utc_day(s.seen_at) AS carried_days,
-       (s.seen_at IS NULL OR s.seen_at < as_of - stale_after()) AS stale
-FROM source src
-LEFT JOIN seen s USING (source)
-LEFT JOIN capture_seen c ON c.source = s.source AND c.capture_id = s.capture_id
-LEFT JOIN last_run r ON r.source = src.source;
-
 -- Per source, the capture its prices came from at `as_of`: the one its last confirming run
 -- at or before `as_of` saw, with when that run saw it (`seen_at`) and when it was stored
--- (`observed_at`). The capture is picked first, so capture_seen is joined on these few
--- captures only (DuckDB pushes the join's keys into it), not on every run in history.
+-- (`observed_at`). A capture that is still the source's current one takes its stored time
+-- from latest_observation (kept equal to latest_capture by warehouse/summaries.py); only an
+-- older capture looks it up in the run record (capture_seen's rule), so the usual question,
+-- the prices now, reads scrape_run once and groups no capture.
 CREATE OR REPLACE MACRO capture_at(as_of) AS TABLE
 WITH last AS (
     SELECT source, arg_max(capture_id, observed_at) AS capture_id, max(observed_at) AS seen_at
     FROM scrape_run
     WHERE confirms(status) AND capture_id IS NOT NULL AND observed_at <= as_of
     GROUP BY source
+), held AS (
+    SELECT DISTINCT source, capture_id, observed_at FROM latest_observation
+), older AS (
+    SELECT * FROM last ANTI JOIN held USING (source, capture_id)
+), older_stored AS (
+    SELECT source, capture_id, min(observed_at) AS observed_at
+    FROM scrape_run SEMI JOIN older USING (source, capture_id)
+    WHERE status = 'success'
+    GROUP BY source, capture_id
 )
-SELECT l.source, l.capture_id, c.stored_observed_at AS observed_at, l.seen_at
-FROM last l JOIN capture_seen c USING (source, capture_id);
+SELECT l.source, l.capture_id, h.observed_at, l.seen_at
+FROM last l JOIN held h USING (source, capture_id)
+UNION ALL
+SELECT o.source, o.capture_id, s.observed_at, o.seen_at
+FROM older o LEFT JOIN older_stored s USING (source, capture_id);
+
+-- FRESHNESS as of a moment, per registered source: the newest time a confirming run saw its
+-- prices (observed time, so a backfilled snapshot counts as of its own date and a report of a
+-- past week sees the runs of that week only), the last run by then, and
+-- `stale` = not seen within stale_after() (48 h) before `as_of`. A stale source's prices are
+-- not comparable offers; one seen on an earlier UTC day but within the limit is carried
+-- forward (`carried_days` > 0, flagged). The capture is capture_at's; its rows are counted
+-- from its 'success' runs only (capture_seen's rule), looked up for those few captures.
+CREATE OR REPLACE MACRO freshness_at(as_of) AS TABLE
+WITH cap AS (
+    SELECT * FROM capture_at(as_of)
+), stored AS (
+    SELECT source, capture_id, max(rows_stored) AS rows_stored
+    FROM scrape_run SEMI JOIN cap USING (source, capture_id)
+    WHERE status = 'success'
+    GROUP BY source, capture_id
+), last_run AS (
+    SELECT source, arg_max(status, coalesce(observed_at, started_at)) AS last_status,
+           arg_max(error, coalesce(observed_at, started_at)) AS last_error
+    FROM scrape_run WHERE coalesce(observed_at, started_at) <= as_of GROUP BY source
+)
+SELECT src.source, src.provider, src.kind, src.aggregator,
+       c.seen_at AS last_success_at, c.observed_at AS prices_as_of,
+       coalesce(s.rows_stored, 0) AS rows, coalesce(r.last_status, 'never run') AS last_status,
+       r.last_error, utc_day(as_of) - utc_day(c.seen_at) AS carried_days,
+       (c.seen_at IS NULL OR c.seen_at < as_of - stale_after()) AS stale
+FROM source src
+LEFT JOIN cap c USING (source)
+LEFT JOIN stored s ON s.source = c.source AND s.capture_id = c.capture_id
+LEFT JOIN last_run r ON r.source = src.source;
 
 -- AN ANNOUNCED PRICE (effective_from after the day asked about) is not in force yet; a row
 -- without effective_from is in force when seen. Of one offering's rows in force, the one with

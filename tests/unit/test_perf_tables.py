@@ -83,6 +83,22 @@ PLAIN = {
         FROM current c
         WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers)""",
 }
+# The capture each source's prices came from at $t, from the run record alone: its last
+# confirming run by then, and when that capture was first stored and how many rows it stored
+# (capture_seen, over every run).
+PLAIN_LAST_CAPTURE = """
+    SELECT source, arg_max(capture_id, observed_at) AS capture_id, max(observed_at) AS seen_at
+    FROM scrape_run
+    WHERE status IN ('success', 'unchanged') AND capture_id IS NOT NULL AND observed_at <= $t
+    GROUP BY source"""
+PLAIN_CAPTURE_AT = f"""
+    SELECT l.source, l.capture_id, c.stored_observed_at AS observed_at, l.seen_at
+    FROM ({PLAIN_LAST_CAPTURE}) l JOIN capture_seen c USING (source, capture_id)"""
+PLAIN_FRESHNESS_AT = f"""
+    SELECT src.source, l.seen_at AS last_success_at, c.stored_observed_at AS prices_as_of,
+           coalesce(c.rows_stored, 0) AS rows
+    FROM source src LEFT JOIN ({PLAIN_LAST_CAPTURE}) l USING (source)
+    LEFT JOIN capture_seen c USING (source, capture_id)"""
 START = datetime(2025, 3, 1, 2, 0, tzinfo=UTC)
 TIE_BREAK = {("alpha", "alpha"): 0.001, ("beta", "beta"): 0.002, ("sky", "alpha"): 0.003,
              ("sky", "gamma"): 0.004}
@@ -118,6 +134,7 @@ def assert_views_match_plain(con: duckdb.DuckDBPyConnection) -> None:
         ours = con.execute(f"SELECT * FROM {view}").pl()
         expected = con.execute(plain).pl().select(ours.columns)
         assert _sorted(ours).equals(_sorted(expected)), view
+    assert_capture_at_matches_the_run_record(con)
     expected = plain_daily_cheapest(con)
     ours = con.execute("SELECT * FROM daily_cheapest_segment").pl()
     if expected.height or ours.height:
@@ -125,6 +142,22 @@ def assert_views_match_plain(con: duckdb.DuckDBPyConnection) -> None:
         assert _sorted(ours.select(shown)).equals(_sorted(expected.cast(
             ours.select(shown).schema))), "daily_cheapest_segment"
     assert_summaries_equal_a_rebuild(con)
+
+
+def assert_capture_at_matches_the_run_record(con: duckdb.DuckDBPyConnection) -> None:
+    """capture_at takes a current capture's stored time from latest_observation and an older
+    one's from the run record, and freshness_at counts rows for those captures only: both
+    equal the run record's rule at every run's time, just before it, and now."""
+    moments = [t for (run_at,) in con.execute("SELECT DISTINCT observed_at FROM scrape_run "
+                                              "WHERE observed_at IS NOT NULL").fetchall()
+               for t in (run_at - timedelta(microseconds=1), run_at)]
+    for moment in [*moments, datetime.now(UTC)]:
+        for ours_sql, plain_sql in (("SELECT * FROM capture_at($t)", PLAIN_CAPTURE_AT),
+                                    ("SELECT source, last_success_at, prices_as_of, rows "
+                                     "FROM freshness_at($t)", PLAIN_FRESHNESS_AT)):
+            ours = con.execute(ours_sql, {"t": moment}).pl()
+            plain = con.execute(plain_sql, {"t": moment}).pl().select(ours.columns)
+            assert _sorted(ours).equals(_sorted(plain)), (moment, ours_sql)
 
 
 def assert_summaries_equal_a_rebuild(con: duckdb.DuckDBPyConnection) -> None:
@@ -233,6 +266,13 @@ def test_out_of_order_reconfirmed_same_day_and_reparse(con: duckdb.DuckDBPyConne
     replaced = replace_capture_observations(con, record, capture, fewer, fewer.clear())
     assert replaced == len(OFFERINGS) * 2
     assert con.execute("SELECT count(*) FROM latest_price").fetchone()[0] == fewer.height
+    assert_views_match_plain(con)
+    # a new night: the re-confirmed capture is an older one now, seen on day 7, stored on day 1
+    at = START + timedelta(days=9)
+    land(con, "alpha", batch("alpha", "alpha", at, "9" * 64, rng), at, "9" * 64)
+    assert con.execute("SELECT capture_id, observed_at, seen_at FROM capture_at($t)",
+                       {"t": START + timedelta(days=8)}).fetchall() == [
+        (captures[1][1], captures[1][0], START + timedelta(days=7))]
     assert_views_match_plain(con)
 
 
