@@ -606,15 +606,16 @@ def availability(gpu: str, *, days: int = 7, region: Names = None, geo: Names = 
 def query(sql: str, *, warehouse: WarehousePath = None) -> pl.DataFrame:
     """One read-only SELECT in the query sandbox (no files, extensions or settings; the
     default memory, thread and time limits)."""
-    from warehouse.connection import connect_read_only
+    from warehouse.connection import close_warehouse, connect_read_only
     from warehouse.sandbox import check_statement, default_limits, run
 
     limits = default_limits()
-    con = connect_read_only(_path(warehouse), sandboxed=True, limits=limits)
+    path = _path(warehouse)
+    con = connect_read_only(path, sandboxed=True, limits=limits)
     try:
         return run(con, check_statement(con, sql), timeout_s=limits.timeout_s, nested=True)
     finally:
-        con.close()
+        close_warehouse(con, path)
 
 
 def export(directory: str | Path, *, fmt: str = "parquet", warehouse: WarehousePath = None

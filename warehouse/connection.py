@@ -31,6 +31,7 @@ from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, W
 from warehouse.frames import scanned_once
 from warehouse.lake import (
     LAKE_ALIAS,
+    close_lake,
     ensure_token_table,
     is_lake_url,
     lake_connection,
@@ -59,8 +60,9 @@ __all__ = [
     "LATEST_SCHEMA_VERSION", "MIGRATIONS_DIR", "NO_FILES", "READER_WAIT_S", "REFRESH_THREADS",
     "SANDBOX",
     "VIEWS_SQL", "WarehouseBusy", "WarehouseError", "WarehouseOutdated", "WarehouseRefused",
-    "check_warehouse_file", "connect", "connect_read_only", "cursor", "migrate", "migrations",
-    "open_warehouse", "read_source", "reading", "refresh_views", "schema_version", "sync_reference",
+    "check_warehouse_file", "close_warehouse", "connect", "connect_read_only", "cursor",
+    "migrate", "migrations", "open_warehouse", "read_source", "reading", "refresh_views",
+    "schema_version", "sync_reference",
 ]
 
 log = logging.getLogger("gpuprices.warehouse")
@@ -295,7 +297,7 @@ def connect_read_only(path: str | Path, *, sandboxed: bool = False,
         try:
             require_latest(con, redact(str(path)))
         except BaseException:
-            con.close()
+            close_lake(con)
             raise
         if sandboxed:
             for name in ("autoinstall_known_extensions", "autoload_known_extensions",
@@ -323,7 +325,7 @@ def reading(path: str | Path, *, sandboxed: bool = False,
         raise WarehouseError(f"cannot read the warehouse {path}: "
                              f"{str(exc).splitlines()[0]}") from None
     finally:
-        con.close()
+        close_warehouse(con, path)
 
 
 def read_source(path: str | Path) -> Path:
@@ -365,14 +367,14 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
         try:
             yield con
         finally:
-            con.close()
+            close_warehouse(con, path)
         return
     if _is_memory(path) or is_lake_url(path):  # a lake: no file lock, no read snapshot
         con = connect(path, threads=threads)
         try:
             yield con
         finally:
-            con.close()
+            close_warehouse(con, path)
         return
     target = _file(path)  # a FIFO or a folder is refused before anything is made beside it
     with writer_lock(path, command=command, wait_s=wait_s):
@@ -388,6 +390,15 @@ def open_warehouse(path: str | Path, *, read_only: bool = False, wait_s: float =
                 _publish(con, path)
             finally:
                 con.close()
+
+
+def close_warehouse(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    """Close a connection opened on the warehouse at `path`; a lake's is detached first
+    (warehouse.lake.close_lake says why)."""
+    if is_lake_url(path):
+        close_lake(con)
+    else:
+        con.close()
 
 
 def _publish(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
@@ -414,11 +425,11 @@ def open_lake_writer(url: str) -> duckdb.DuckDBPyConnection:
     try:
         _prepare_lake(con, redact(url))
     except duckdb.Error as exc:
-        con.close()
+        close_lake(con)
         raise WarehouseError(f"cannot write the lake {redact(url)}: "
                              f"{redact(str(exc).splitlines()[0])}") from None
     except BaseException:
-        con.close()
+        close_lake(con)
         raise
     return con
 

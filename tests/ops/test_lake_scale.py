@@ -7,6 +7,7 @@ loaded from its wheel: autoinstall is off, and the machine has no network anyway
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -233,6 +234,54 @@ def test_a_writer_killed_mid_commit_leaves_nothing_half_written(lake: tuple[str,
     finished = refresh_now(SOURCES, True, url)  # a new run lands what was missing, once
     assert all(o.ok for o in finished.outcomes)
     assert integrity(url)["captures"] == len(SOURCES)
+
+
+LOSER = textwrap.dedent("""
+    import json, os, sys
+    sys.path.insert(0, {repo!r})
+    import pytest
+    from warehouse.connection import open_warehouse
+    from warehouse.transaction import LakeConflict, transaction
+    url = {url!r}
+
+    def threads():
+        return len(os.listdir(f"/proc/{{os.getpid()}}/task"))
+
+    def lose_a_commit(plain_close=False):
+        # two writers on their own DuckDB instances; the second's commit loses to the first's
+        with open_warehouse(url) as first, open_warehouse(url) as second:
+            with pytest.raises(LakeConflict), transaction(second):
+                with transaction(first):
+                    pass
+            if plain_close:  # what close_lake does not do: detach the lake first
+                second.execute("USE memory")
+                second.close()
+
+    lose_a_commit()  # once first: whatever an extension starts once per process
+    before = threads()
+    for _ in range(3):
+        lose_a_commit()
+    after = threads()
+    for _ in range(3):
+        lose_a_commit(plain_close=True)
+    print(json.dumps({{"before": before, "after": after, "plain": threads()}}))
+""")
+
+
+def test_a_writer_that_lost_a_commit_leaves_no_thread_behind(lake: tuple[str, str]) -> None:
+    """A DuckLake commit that loses to another writer kept the whole DuckDB instance of its
+    connection alive after close (DuckDB 1.5.5: its scheduler and PostgreSQL pool threads,
+    ~13 MiB): a worker grew by a thread pair per batch run. Closing detaches the lake first."""
+    url, _ = lake
+    refresh_now(["lambda"], True, url)  # the lake exists (schema made)
+    done = subprocess.run([sys.executable, "-c", LOSER.format(repo=str(REPO), url=url)],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts["after"] == counts["before"], counts
+    # The engine's side: closed without the detach, each loser stays (when this fails, DuckDB
+    # frees such an instance itself and close_lake's DETACH is no longer needed).
+    assert counts["plain"] > counts["after"], counts
 
 
 def one_line(result: Result) -> str:
