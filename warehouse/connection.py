@@ -143,6 +143,7 @@ def connect(path: str | Path, *, wait_s: float = 0.0,
     opened the file itself (not a snapshot) are waited for up to READER_WAIT_S.
     `threads`: DuckDB's worker threads for a file's connection (None: DuckDB's default, one
     per core). A refresh asks for one (REFRESH_THREADS); a lake keeps its default.
+    Close a lake's connection with `close_warehouse` (warehouse.lake.close_lake says why).
     """
     if threads is not None and threads < 1:
         raise ValueError(f"threads must be at least 1, not {threads}")
