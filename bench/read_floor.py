@@ -43,7 +43,9 @@ _PEAK = ("import atexit, os; atexit.register(lambda: open(os.environ['" + _PEAK_
 ENTRY = _PEAK + ("import sys; from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; "
                  "main()")
 READS: tuple[tuple[str, ...], ...] = (
-    ("query", "select 1"), ("sources",), ("cheapest", "--limit", "5"), ("summary",),
+    ("query", "select 1"),
+    ("query", "select source, observed_at, price_usd_per_gpu_hour from latest_price"),
+    ("sources",), ("cheapest", "--limit", "5"), ("summary",),
     ("market", "--gpu", "H100"), ("explain", "market", "H100"), ("history", "H100"),
     ("changes", "--since", "2024-01-01"), ("value",), ("availability", "H100"), ("index",),
 )

@@ -19,7 +19,7 @@ with `fx_rate` (USD per unit), `fx_date` and `fx_note` (why a row has no amount)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -518,31 +518,47 @@ def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
         return in_currency(con, _first(moves, count), code, day_column="changed_on")
 
 
-def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
-    """Every source: provider, kind, URL, last success, rows, status and staleness, what its
-    last run quarantined and its last parse skipped (a source never run says so)."""
-    import polars as pl
+# What `sources` shows of each source's status (the source_status view), after the registry's
+# columns; a warehouse where no source has run shows the registry alone.
+_SOURCE_STATUS = ("last_success_at", "prices_as_of", "latest_rows", "rows_last_run",
+                  "last_status", "stale", "quarantined_last_parse", "screened_last_parse",
+                  "unknown_gpus", "skipped_last_parse", "last_error")
+
+
+@contextmanager
+def source_table(warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyRelation]:
+    """Every registered source, in the registry's order, with its status: one DuckDB relation
+    (read it inside the block). A source never run has `last_status` 'never run'. `sources`
+    reads it as a frame; the CLI's table prints its rows without polars (start-up: issue 23)."""
+    import duckdb
 
     from scrapers.registry import all_sources
     from warehouse.connection import check_warehouse_file
-    from warehouse.frames import sql_frame
 
-    registry = pl.DataFrame(
-        [{"source": s.name, "provider": "*" if s.aggregator else s.provider, "kind": s.kind,
-          "url": s.url} for s in all_sources().values()])
+    registry = [(s.name, "*" if s.aggregator else s.provider, s.kind, s.url)
+                for s in all_sources().values()]
+    values = ", ".join(["(?, ?, ?, ?, ?)"] * len(registry))
+    params = [v for position, row in enumerate(registry) for v in (position, *row)]
+    listed = f"(VALUES {values}) r(position, source, provider, kind, url)"
     path = _path(warehouse)
     check_warehouse_file(path)  # a missing file is fine: never run
-    status = None
-    if path.exists():
-        with connection(path) as con:
-            status = sql_frame(
-                con, "SELECT source, last_success_at, prices_as_of, latest_rows, rows_last_run, "
-                "last_status, stale, quarantined_last_parse, screened_last_parse, "
-                "unknown_gpus, skipped_last_parse, last_error FROM source_status")
-    if status is None or status.height == 0:
-        return registry.with_columns(pl.lit("never run").alias("last_status"))
-    return registry.join(status, on="source", how="left").with_columns(
-        pl.col("last_status").fill_null("never run"))
+    with (connection(path) if path.exists() else closing(duckdb.connect())) as con:
+        ran = path.exists() and con.sql("SELECT count(*) FROM source").fetchone() != (0,)
+        status = ", ".join(
+            "coalesce(s.last_status, 'never run') AS last_status" if name == "last_status"
+            else f"s.{name}" for name in _SOURCE_STATUS) if ran else "'never run' AS last_status"
+        joined = " LEFT JOIN source_status s USING (source)" if ran else ""
+        yield con.sql(f"SELECT r.source, r.provider, r.kind, r.url, {status} FROM {listed}"
+                      f"{joined} ORDER BY r.position", params=params)
+
+
+def sources(warehouse: WarehousePath = None) -> pl.DataFrame:
+    """Every source: provider, kind, URL, last success, rows, status and staleness, what its
+    last run quarantined and its last parse skipped (a source never run says so)."""
+    from warehouse.frames import relation_frame
+
+    with source_table(warehouse) as table:
+        return relation_frame(table)
 
 
 def summary(pricing: Names = None, warehouse: WarehousePath = None, *, region: Names = None,

@@ -209,27 +209,32 @@ def migrate(warehouse: WarehouseOpt = None) -> None:
                f"{readers}")
 
 
+# The table `sources` prints on a terminal: column, header.
+_SOURCES_TABLE = (("source", "source"), ("last_status", "status"), ("stale", "stale"),
+                  ("latest_rows", "rows"), ("last_success_at", "last success"),
+                  ("quarantined_last_parse", "quarantined"), ("skipped_last_parse", "skipped"),
+                  ("last_error", "last_error"), ("kind", "kind"), ("url", "url"))
+
+
 def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> None:
     """Every source: provider, kind, URL, last success, rows last run, status, the rows its
     last run quarantined (and why, by screen: "3 unknown GPU"), and the rows its last
     successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
-    import polars as pl
-
     from gpuprices import api
+    from warehouse.frames import relation_frame, relation_rows
 
-    frame = api.sources(warehouse)
-    if fmt is Format.table:  # what fits a terminal; csv and json keep every column
-        frame = frame.select(
-            "source", pl.col("last_status").alias("status"),
-            *(pl.col(c) for c in ("stale", "latest_rows", "last_success_at",
-                                  "quarantined_last_parse", "skipped_last_parse", "last_error",
-                                  "kind", "url") if c in frame.columns))
-        frame = frame.rename({"latest_rows": "rows", "last_success_at": "last success",
-                              "quarantined_last_parse": "quarantined",
-                              "skipped_last_parse": "skipped"}, strict=False)
-    print_frame(frame, fmt, title="sources",
-                priority=("source", "status", "stale", "rows", "last success", "quarantined",
-                          "skipped", "last_error"))
+    with api.source_table(warehouse) as table:
+        if fmt is not Format.table:  # csv and json keep every column
+            print_frame(relation_frame(table), fmt, title="sources")
+            return
+        # what fits a terminal, as DuckDB's rows (no polars)
+        shown = [(name, label) for name, label in _SOURCES_TABLE if name in table.columns]
+        projected = table.project(", ".join(f'{name} AS "{label}"' for name, label in shown))
+        rows = relation_rows(projected)
+        answer = relation_frame(projected) if rows is None else rows
+    print_frame(answer, fmt, title="sources", priority=(
+        "source", "status", "stale", "rows", "last success", "quarantined", "skipped",
+        "last_error"))
 
 
 def _progress_handler(total: int) -> tuple[logging.Handler, object]:

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 CATALOG_PATH = Path(__file__).with_name("gpu_catalog.csv")
 UNKNOWN_GPU = "unknown"
@@ -130,6 +132,8 @@ def _indexes() -> tuple[dict[str, list[GpuSpec]], dict[str, list[GpuSpec]]]:
 
 def catalog_frame() -> pl.DataFrame:
     """The catalog as a frame (for the warehouse's gpu_catalog table and the reports)."""
+    import polars as pl
+
     return pl.DataFrame(
         [
             {

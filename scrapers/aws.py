@@ -29,8 +29,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import polars as pl
-
 from contract import (
     FetchError,
     HttpSettings,
@@ -46,6 +44,7 @@ from scrapers.http import fetch_error, raise_for_status
 
 if TYPE_CHECKING:
     import httpx
+    import polars as pl
 
 ROOT = "https://pricing.us-east-1.amazonaws.com"
 OFFER_PATH = "/offers/v1.0/aws/AmazonEC2/current"
@@ -86,6 +85,8 @@ def _gpu_line() -> re.Pattern[str]:
 @cache
 def _specs_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
     """(per instance type, per family default) GPU specs as frames, for joins."""
+    import polars as pl
+
     by_type = pl.DataFrame(
         [{"instance_type": name, "gpu_name": spec.gpu_name, "gpu_count": spec.gpu_count,
           "gpu_memory_gb": spec.gpu_memory_gb, "vcpus": spec.vcpus, "ram_gb": spec.ram_gb}
@@ -116,11 +117,15 @@ CHUNK_LINES = 5000
 
 def _leading_number(column: str) -> pl.Expr:
     """ "0.5260000000" -> 0.526, "16 GiB" -> 16.0, "NA" -> null."""
+    import polars as pl
+
     return pl.col(column).str.extract(r"^\s*([0-9]+(?:\.[0-9]+)?)", 1).cast(pl.Float64)
 
 
 def _chunk_frame(header: str, lines: list[str], region: str | None) -> pl.DataFrame:
     """The GPU list prices among `lines` (CSV rows under `header`), in PARSED_SCHEMA."""
+    import polars as pl
+
     names = next(csv.reader([header]))
     wanted = [c for c in (*LIST_PRICE_VALUES, "Instance Type", "PricePerUnit", *OPTIONAL_COLUMNS)
               if c in names]
@@ -169,6 +174,8 @@ def parse_offer_csv_lines(
     and header). `region` is used only when a file has no "Region Code" column. An instance
     type is reported once per region (the first list price seen).
     """
+    import polars as pl
+
     gpu_line = _gpu_line()
     header: str | None = None
     saw_header = False
@@ -208,6 +215,8 @@ def parse_offer_csv_lines(
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    import polars as pl
+
     text = raw.body.decode("utf-8-sig", errors="replace")
     frames = list(parse_offer_csv_lines(text.splitlines()))
     return conform(pl.concat(frames)) if frames else empty_parsed()

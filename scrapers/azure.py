@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-import polars as pl
 
 from contract import (
     FetchError,
@@ -47,6 +46,7 @@ from scrapers.http import request
 
 if TYPE_CHECKING:
     import httpx
+    import polars as pl
 
 ROOT = "https://prices.azure.com"
 PATH = "/api/retail/prices"
@@ -126,17 +126,23 @@ def _items(payload: Any) -> Iterator[dict[str, Any]]:
             raise ParseError("azure: list entries are neither pages nor price items")
 
 
-ITEM_SCHEMA: dict[str, pl.DataType] = {
-    "armSkuName": pl.String(), "armRegionName": pl.String(), "location": pl.String(),
-    "serviceName": pl.String(), "currencyCode": pl.String(), "type": pl.String(),
-    "productName": pl.String(), "meterName": pl.String(), "skuName": pl.String(),
-    "reservationTerm": pl.String(), "effectiveStartDate": pl.String(),
-    "retailPrice": pl.Float64(), "unitPrice": pl.Float64(), "unitOfMeasure": pl.String(),
-}
+@cache
+def _item_schema() -> dict[str, pl.DataType]:
+    import polars as pl
+
+    return {
+        "armSkuName": pl.String(), "armRegionName": pl.String(), "location": pl.String(),
+        "serviceName": pl.String(), "currencyCode": pl.String(), "type": pl.String(),
+        "productName": pl.String(), "meterName": pl.String(), "skuName": pl.String(),
+        "reservationTerm": pl.String(), "effectiveStartDate": pl.String(),
+        "retailPrice": pl.Float64(), "unitPrice": pl.Float64(), "unitOfMeasure": pl.String(),
+    }
 
 
 @cache
 def _sku_frame() -> pl.DataFrame:
+    import polars as pl
+
     return pl.DataFrame([
         {"arm_key": name, "gpu_name": s.gpu_name, "gpu_count": s.gpu_count,
          "gpu_memory_gb": s.gpu_memory_gb, "vcpus": s.vcpus, "ram_gb": s.ram_gb}
@@ -146,6 +152,8 @@ def _sku_frame() -> pl.DataFrame:
 
 def _pricing_expr() -> pl.Expr:
     """on_demand / spot / reserved, or null for a meter that is not a Linux list price."""
+    import polars as pl
+
     names = pl.col("meterName").fill_null("") + " " + pl.col("skuName").fill_null("")
     windows = pl.col("productName").fill_null("").str.to_lowercase().str.contains("windows")
     return (
@@ -160,16 +168,20 @@ def _pricing_expr() -> pl.Expr:
 
 def _pricing(item: dict[str, Any]) -> str | None:
     """The classification of one item (the same rule as the bulk parser)."""
-    frame = pl.DataFrame([item], schema=ITEM_SCHEMA, strict=False)
+    import polars as pl
+
+    frame = pl.DataFrame([item], schema=_item_schema(), strict=False)
     result: str | None = frame.select(_pricing_expr())[0, 0]
     return result
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    import polars as pl
+
     items = list(_items(load_json(raw.body, what="azure")))
     if not items:
         return empty_parsed()
-    frame = pl.DataFrame(items, schema=ITEM_SCHEMA, strict=False)
+    frame = pl.DataFrame(items, schema=_item_schema(), strict=False)
     hours = (pl.col("reservationTerm").str.extract(r"^\s*(\d+)\s*Years?", 1).cast(pl.Float64)
              * HOURS_PER_YEAR)
     frame = (

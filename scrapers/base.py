@@ -18,8 +18,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from contract import (
     FetchError,
     HttpSettings,
@@ -36,6 +34,7 @@ from contract.redact import contains_secret, redact, redact_bytes
 
 if TYPE_CHECKING:  # only an annotation here: `gpuprices query` should not pay for importing it
     import httpx
+    import polars as pl
 
 __all__ = ["EXAMPLES_DIR", "Source", "SourceDef"]
 
@@ -100,6 +99,8 @@ class SourceDef:
 
     def _with_provider(self, frame: pl.DataFrame) -> pl.DataFrame:
         """A direct source speaks for one provider: its parser need not write it on every row."""
+        import polars as pl
+
         if self.aggregator or frame.height == 0 or frame["provider"].null_count() == 0:
             return frame
         return frame.with_columns(pl.col("provider").fill_null(self.provider))

@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import polars as pl
-
 from contract import Parsed, ParseError, RawCapture, Skips
 from contract.prices import (
     PriceTextError,
@@ -38,6 +36,7 @@ from contract.prices import (
 )
 
 if TYPE_CHECKING:  # bs4 is imported where a page is read (start-up: BENCHMARKS §18)
+    import polars as pl
     from bs4 import BeautifulSoup, Tag
 
 __all__ = [
@@ -607,6 +606,8 @@ def parse_with_strategies(source: str, raw: RawCapture, strategies: Iterable[Str
 
     A strategy returns None (or no rows) when the page does not carry its structure.
     """
+    import polars as pl
+
     if accepts is not None:
         accepts(raw)
     soup = soup_of(raw)

@@ -28,7 +28,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import polars as pl
 
 from contract import FetchError, HttpSettings, ParseError, RawCapture, now_utc, rows_frame
 from schemas.gpus import UNKNOWN_GPU, load_catalog, normalise_gpu_name, spec_of
@@ -38,6 +37,7 @@ from scrapers.http import request
 
 if TYPE_CHECKING:
     import httpx
+    import polars as pl
 
 RAW_BASE = "https://raw.githubusercontent.com"
 CATALOG_PATH = "/skypilot-org/skypilot-catalog/master/catalogs/v5"
@@ -127,6 +127,8 @@ def fetch(client: httpx.Client, settings: HttpSettings) -> RawCapture:
 
 
 def parse(raw: RawCapture) -> pl.DataFrame:
+    import polars as pl
+
     text = raw.body.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if text.startswith("{"):
         container = load_json(raw.body, what="skypilot")

@@ -13,7 +13,6 @@ import operator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import polars as pl
 
 from contract import HttpSettings, ParseError, RawCapture, conform
 from scrapers._json import as_float, load_json
@@ -22,6 +21,7 @@ from scrapers.http import request
 
 if TYPE_CHECKING:
     import httpx
+    import polars as pl
 
 URL = "https://console.vast.ai/api/v0/bundles/"
 # Everything rentable or rented, largest first; 3000 is the page gpuhunt uses for "all".
@@ -109,6 +109,8 @@ _NUMBER_TYPES = frozenset({int, float, type(None)})
 
 def _floats(values: list[Any]) -> pl.Series:
     """`as_float` over a column: the fast path when every value is a JSON number or null."""
+    import polars as pl
+
     if set(map(type, values)) <= _NUMBER_TYPES:
         series = pl.Series(values, dtype=pl.Float64, strict=False)
         return series.fill_nan(None).replace([float("inf"), float("-inf")], None)
@@ -121,6 +123,8 @@ def parse(raw: RawCapture) -> pl.DataFrame:
     Same rows, in the same order, as one on-demand row per offer followed by its interruptible
     row; a 10k-offer scan parses in a few tens of ms (bench/vs_gpuhunt.py).
     """
+    import polars as pl
+
     col = _columns(raw.body)
     frame = pl.DataFrame({
         "offering": [None if i is None else str(i) for i in col["id"]],

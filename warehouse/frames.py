@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,11 +24,14 @@ if TYPE_CHECKING:
 __all__ = ["Rows", "relation_frame", "relation_rows", "scanned_once", "sql_frame",
            "temp_table"]
 
-# DuckDB column types whose Python values (fetchall) are the values polars gives for them
-# (iter_rows), numeric ones apart: a small answer of only these prints without polars.
-_NUMERIC_KINDS = frozenset({"tinyint", "smallint", "integer", "bigint", "utinyint",
-                            "usmallint", "uinteger", "ubigint", "float", "double"})
-_PLAIN_KINDS = frozenset({"boolean", "varchar", "date", "timestamp"})
+# DuckDB column types whose Python values (fetchall) print as the values polars gives for
+# them (iter_rows): a small answer of only these prints without polars. A HUGEINT is an int
+# here and a Decimal of scale 0 there, a TIMESTAMPTZ is in the session's zone both ways
+# (pytz here, zoneinfo there), an ENUM a str both ways (tests/unit/test_output.py).
+_NUMERIC_KINDS = frozenset({"tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint",
+                            "usmallint", "uinteger", "ubigint", "float", "double", "decimal"})
+_PLAIN_KINDS = frozenset({"boolean", "varchar", "date", "time", "timestamp", "timestamp_s",
+                          "timestamp_ms", "timestamp with time zone", "enum", "uuid"})
 # The temporary view through which sql_frame reads a parameterised query's rows.
 _ROWS_VIEW = "_sql_frame_rows"
 
@@ -99,4 +103,6 @@ def relation_rows(relation: duckdb.DuckDBPyRelation) -> Rows | None:
     if len(set(columns)) != len(columns) or not all(
             kind in _NUMERIC_KINDS or kind in _PLAIN_KINDS for kind in kinds):
         return None
+    if "timestamp with time zone" in kinds and find_spec("pytz") is None:
+        return None  # DuckDB's client needs pytz for an aware datetime
     return Rows(list(columns), [kind in _NUMERIC_KINDS for kind in kinds], relation.fetchall())

@@ -99,23 +99,45 @@ def test_many_of_those_tables_are_written_without_rich(
     assert sum(taken) >= len(taken) // 3, f"{sum(taken)} of {len(taken)}"
 
 
-def test_duckdbs_rows_print_as_their_frame(capsys: pytest.CaptureFixture[str]) -> None:
-    """A query's plain columns print the same from DuckDB's rows as from a polars frame; a
-    column of another type (DECIMAL here) is left to polars."""
+# Every kind warehouse.frames.relation_rows passes on, with NULLs, negatives, a fall-back
+# hour (01:30 twice in New York on 2026-11-01) and a HUGEINT past 64 bits.
+_PLAIN_SQL = (
+    "SELECT i, i * 1.5::DOUBLE AS usd, 'gpu ' || i AS name, i % 2 = 0 AS even, "
+    "DATE '2026-11-26' + i::INTEGER AS day, TIMESTAMP '2026-11-26 10:57:14.5' AS at, "
+    "NULL::VARCHAR AS nothing, (i * 7)::TINYINT AS small, 1.5::FLOAT AS f, "
+    "TIMESTAMPTZ '2026-11-01 05:10:59.5+00' + i * INTERVAL 30 MINUTE AS seen, "
+    "CASE WHEN i > 0 THEN (i - 2.25)::DECIMAL(10, 3) END AS usd_exact, "
+    "(i * 1.5)::DECIMAL(18, 0) AS whole, (i - 2)::HUGEINT * 10000000000000000000000 AS huge, "
+    "(i % 3)::VARCHAR::ENUM('0', '1', '2') AS grade, TIME '10:11:12.5' AS clock, "
+    "(TIMESTAMP '2026-01-01' + i * INTERVAL 1 SECOND)::TIMESTAMP_S AS at_s, "
+    "TIMESTAMP '2026-01-01 00:00:00.123'::TIMESTAMP_MS AS at_ms, "
+    "'0c56a6cf-d0a1-4d3e-9f0a-6c8e5a8e0b1' || i::VARCHAR AS id_text, "
+    "('0c56a6cf-d0a1-4d3e-9f0a-6c8e5a8e0b1' || i::VARCHAR)::UUID AS id "
+    "FROM range(5) t(i)")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+def test_duckdbs_rows_print_as_their_frame(capsys: pytest.CaptureFixture[str],
+                                           zone: str) -> None:
+    """A query's plain columns print the same from DuckDB's rows as from a polars frame, in
+    the session's time zone; a column of another type (a list here) is left to polars."""
     import duckdb
 
     from warehouse.frames import relation_frame, relation_rows
 
     con = duckdb.connect()
-    sql = ("SELECT i, i * 1.5::DOUBLE AS usd, 'gpu ' || i AS name, i % 2 = 0 AS even, "
-           "DATE '2026-11-26' + i::INTEGER AS day, TIMESTAMP '2026-11-26 10:57:14.5' AS at, "
-           "NULL::VARCHAR AS nothing, (i * 7)::TINYINT AS small, 1.5::FLOAT AS f "
-           "FROM range(5) t(i)")
-    rows = relation_rows(con.sql(sql))
+    con.execute(f"SET TimeZone = '{zone}'")
+    rows = relation_rows(con.sql(_PLAIN_SQL))
     assert rows is not None and rows.height == 5
-    print_frame(rows, Format.table, title="rows", max_rows=3)
+    assert [rows.numeric[rows.columns.index(c)] for c in ("usd_exact", "huge", "seen")] == [
+        True, True, False]
+    print_frame(rows, Format.table, title="rows", max_rows=4)
     from_rows = capsys.readouterr().out
-    print_frame(relation_frame(con.sql(sql)), Format.table, title="rows", max_rows=3)
+    print_frame(relation_frame(con.sql(_PLAIN_SQL)), Format.table, title="rows", max_rows=4)
     assert from_rows == capsys.readouterr().out
-    assert relation_rows(con.sql("SELECT 1.5::DECIMAL(4, 2) AS d")) is None
+    # the fall-back hour: the same wall time twice, an hour apart in UTC
+    seen = [row[rows.columns.index("seen")] for row in rows.rows]
+    if zone == "America/New_York":
+        assert [f"{t:%H:%M}" for t in seen[:3]] == ["01:10", "01:40", "01:10"]
+    assert relation_rows(con.sql("SELECT [1, 2] AS l")) is None
     assert relation_rows(con.sql("SELECT 1 AS a, 2 AS a")) is None

@@ -22,12 +22,14 @@ REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "bs4",
          "prefect", "matplotlib")
 # Why a command may still load one: polars where it computes the answer, rich where the
-# answer is not a plain ASCII table. `sources` imports every scraper module, yet neither httpx
-# (imported only where a request is made: scrapers.http) nor bs4 (only where a page is read).
+# answer is not a plain ASCII table. `query` reads a view's timestamps and `sources` its
+# source_status without polars (warehouse.frames.relation_rows); `sources` imports every
+# scraper module, yet neither polars (imported where a payload is parsed), httpx (where a
+# request is made: scrapers.http) nor bs4 (where a page is read).
 # `report` draws its chart with Pillow (reports.linechart), not matplotlib (0.3 s to import).
 ALLOWED: dict[str, set[str]] = {
     "query": set(),
-    "sources": {"polars", "rich"},
+    "sources": set(),
     "cheapest": {"polars"},
     "market": {"polars"},
     "history": {"polars"},
@@ -38,8 +40,9 @@ ALLOWED: dict[str, set[str]] = {
     "value": {"polars"},
     "report": {"polars"},
 }
-ARGS = {"query": ["select 1"], "history": ["H100"], "changes": ["--since", "2024-01-01"],
-        "availability": ["H100"], "cheapest": ["--limit", "5"]}
+ARGS = {"query": ["select source, observed_at, price_usd_per_gpu_hour from latest_price"],
+        "history": ["H100"], "changes": ["--since", "2024-01-01"], "availability": ["H100"],
+        "cheapest": ["--limit", "5"]}
 _LOADED = ("import atexit, sys; atexit.register(lambda: sys.__stderr__.write('LOADED ' + "
            "' '.join(sorted({m.split('.')[0] for m in sys.modules})) + '\\n')); "
            "from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; main()")
