@@ -43,6 +43,7 @@ __all__ = [
     "conform",
     "empty_parsed",
     "now_utc",
+    "pricing_set",
     "rows_frame",
 ]
 
@@ -118,6 +119,16 @@ PRICING: dict[str, str] = {
 # What an X-hour costs, by default, in every command, the report, the board, alerts and the
 # market price: pay as you go, not interruptible. One flag (`--pricing`, repeatable) changes it.
 DEFAULT_PRICING: tuple[str, ...] = ("on_demand", "community", "serverless")
+
+
+def pricing_set(pricing: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """The pricing kinds asked for (default DEFAULT_PRICING); ValueError for a kind not in
+    PRICING."""
+    chosen = tuple(dict.fromkeys(pricing or DEFAULT_PRICING))
+    unknown = [p for p in chosen if p not in PRICING]
+    if unknown:
+        raise ValueError(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}")
+    return chosen
 
 
 class RunStatus(StrEnum):

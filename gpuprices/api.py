@@ -500,6 +500,22 @@ def history(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names 
         return in_currency(con, points, code, day_column="day")
 
 
+@contextmanager
+def move_table(since: date | str, *, gpu: Names = None, provider: Names = None,
+               pricing: Names = None, warehouse: WarehousePath = None
+               ) -> Iterator[duckdb.DuckDBPyRelation]:
+    """The moves `changes` answers everywhere, in USD: every one, newest first, as one DuckDB
+    relation (read it inside the block). The CLI's table prints its rows without polars
+    (start-up: issue 23); `changes` asks the same question (moves_query)."""
+    from reports.market.history import moves_query
+
+    sql, params = moves_query(since=inputs.as_day(since, "since"),
+                              gpu_models=inputs.gpu_models(gpu), providers=_names(provider),
+                              pricing=inputs.pricing_kinds(pricing))
+    with connection(warehouse) as con:
+        yield con.sql(sql, params=params)
+
+
 def changes(since: date | str, *, gpu: Names = None, provider: Names = None,
             pricing: Names = None, region: Names = None, geo: Names = None,
             currency: str | None = None, limit: int | None = 50,

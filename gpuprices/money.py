@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpuprices.output import Format, Section, print_frame, print_frames
+from warehouse.frames import Rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -62,18 +63,22 @@ class Money:
 
     def label(self, text: str) -> str:
         """A column name or title, in the currency: usd -> eur, $ -> EUR."""
+        if not self.converting:
+            return text
         from warehouse.fx import named_in
 
         return named_in(text, self.currency)
 
-    def _shown(self, frame: pl.DataFrame, fmt: Format) -> pl.DataFrame:
+    def _shown(self, frame: pl.DataFrame | Rows, fmt: Format) -> pl.DataFrame | Rows:
         if not self.converting:
             return frame
+        if isinstance(frame, Rows):
+            raise TypeError("amounts in another currency are a polars frame's")
         if fmt is Format.table:  # the footnote gives the rates
             frame = frame.drop([c for c in FX_COLUMNS if c in frame.columns])
         return frame.rename({c: self.label(c) for c in frame.columns})
 
-    def show(self, frame: pl.DataFrame, fmt: Format, *, title: str | None = None,
+    def show(self, frame: pl.DataFrame | Rows, fmt: Format, *, title: str | None = None,
              max_rows: int | None = None, priority: Sequence[str] | None = None) -> None:
         """Print `frame` with its amounts named in the currency (and a footnote: the rate)."""
         print_frame(self._shown(frame, fmt), fmt, title=self.label(title) if title else title,

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["COUNTRIES_PATH", "GEOGRAPHIES", "REGIONS_PATH", "RegionMapError", "geo_of",
            "with_geo"]
@@ -106,6 +108,8 @@ def geo_of(provider: str | None, region: str | None) -> str | None:
 def with_geo(frame: pl.DataFrame, *, provider: str = "provider", region: str = "region",
              name: str = "geo") -> pl.DataFrame:
     """`frame` with a `geo` column (null where the map does not place the region)."""
+    import polars as pl
+
     pairs = frame.select(provider, region).unique()
     mapped = pairs.with_columns(
         pl.struct(provider, region)

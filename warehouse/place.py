@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import duckdb
-import polars as pl
 
 from schemas.regions import GEOGRAPHIES, geo_of
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["EVERYWHERE", "GEO_FUNCTION", "Place", "UnknownGeography", "register"]
 
@@ -107,6 +110,8 @@ class Place:
         """The rows of `frame` in the place (the same test as `sql`)."""
         if self.everywhere or frame.height == 0:
             return frame
+        import polars as pl
+
         keep = pl.lit(True)
         if self.regions:
             keep &= pl.col(region).str.to_lowercase().is_in(list(self.regions))

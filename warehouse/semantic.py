@@ -38,7 +38,7 @@ from typing import ClassVar
 import duckdb
 import polars as pl
 
-from contract import DEFAULT_PRICING, PRICING
+from contract import DEFAULT_PRICING, pricing_set
 from warehouse.frames import sql_frame
 from warehouse.place import EVERYWHERE, Place, register
 
@@ -120,16 +120,6 @@ def segment_params(segments: dict[str, str] | None = None) -> dict[str, list[str
         providers, names = _default_segments()
         return {"providers": list(providers), "segments": list(names)}
     return {"providers": list(segments), "segments": list(segments.values())}
-
-
-def pricing_set(pricing: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
-    """The pricing kinds asked for (default contract.DEFAULT_PRICING); ValueError for a kind
-    not in contract.PRICING."""
-    chosen = tuple(dict.fromkeys(pricing or DEFAULT_PRICING))
-    unknown = [p for p in chosen if p not in PRICING]
-    if unknown:
-        raise ValueError(f"unknown pricing {', '.join(unknown)}; one of {', '.join(PRICING)}")
-    return chosen
 
 
 def bind(sql: str, params: dict[str, object]) -> dict[str, object]:

@@ -1,0 +1,90 @@
+"""`sources` and `changes` print their terminal tables from DuckDB's rows (no polars: issue
+23's start-up); each table is the one the API's frame gives: for `sources` whatever the
+warehouse holds (runs, none, no file), for `changes` whatever is asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from gpuprices import api
+from gpuprices.cli import app
+from gpuprices.output import Format, print_frame
+from warehouse.connection import open_warehouse
+
+# The frame's columns as the table shows them (the former polars path of the command).
+_SHOWN = {"source": "source", "last_status": "status", "stale": "stale",
+          "latest_rows": "rows", "last_success_at": "last success",
+          "quarantined_last_parse": "quarantined", "skipped_last_parse": "skipped",
+          "last_error": "last_error", "kind": "kind", "url": "url"}
+_PRIORITY = ("source", "status", "stale", "rows", "last success", "quarantined", "skipped",
+             "last_error")
+
+
+def _from_the_frame(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    frame = api.sources(warehouse)
+    frame = frame.select(pl.col(name).alias(label) for name, label in _SHOWN.items()
+                         if name in frame.columns)
+    capsys.readouterr()
+    print_frame(frame, Format.table, title="sources", priority=_PRIORITY)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("held", ["runs", "no run", "no file"])
+def test_the_sources_table_is_its_frame(demo: Path, tmp_path: Path, held: str,
+                                        monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    warehouse = {"runs": demo, "no run": tmp_path / "empty.duckdb",
+                 "no file": tmp_path / "none.duckdb"}[held]
+    if held == "no run":
+        with open_warehouse(warehouse):
+            pass
+    monkeypatch.setenv("COLUMNS", "160")
+    printed = CliRunner().invoke(app, ["sources", "-w", str(warehouse)])
+    assert printed.exit_code == 0, printed.output
+    expected = _from_the_frame(warehouse, capsys)
+    assert printed.output == expected
+    statuses = set(api.sources(warehouse)["last_status"])
+    if held == "runs":
+        assert "success" in statuses
+    else:
+        assert statuses == {"never run"}
+
+
+# `changes`' table as the frame of gpuprices.api.changes gives it (the command's polars path,
+# which --region, --geo and --currency still take).
+_MOVE_COLUMNS = ("changed_on", "provider", "offering", "region", "pricing", "gpu_model",
+                 "old_usd_per_gpu_hour", "new_usd_per_gpu_hour", "pct_change", "previous_day")
+
+
+@pytest.mark.parametrize("asked", [
+    {}, {"gpu": "H100 PCIe"}, {"limit": 2}, {"provider": "runpod"},
+    {"pricing": ["on_demand", "community"]}, {"pricing": ["spot"]}, {"since": "2099-01-01"},
+])
+def test_the_changes_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str],
+                                        asked: dict[str, object]) -> None:
+    since, limit = str(asked.get("since", "2020-01-01")), int(str(asked.get("limit", 50)))
+    args = ["changes", "--since", since, "--limit", str(limit), "-w", str(demo)]
+    if "gpu" in asked:
+        args += ["--gpu", str(asked["gpu"])]
+    if "provider" in asked:
+        args += ["--provider", str(asked["provider"])]
+    for kind in asked.get("pricing", []):  # type: ignore[attr-defined]
+        args += ["--pricing", kind]
+    monkeypatch.setenv("COLUMNS", "160")
+    printed = CliRunner().invoke(app, args)
+    assert printed.exit_code == 0, printed.output
+    moves = api.changes(since, gpu=asked.get("gpu"), provider=asked.get("provider"),  # type: ignore[arg-type]
+                        pricing=asked.get("pricing"), limit=None, warehouse=demo)  # type: ignore[arg-type]
+    capsys.readouterr()
+    print_frame(moves.select(_MOVE_COLUMNS).head(limit), Format.table,
+                title=f"price moves since {since} ({moves.height} in all)",
+                priority=("changed_on", "provider", "old_usd_per_gpu_hour",
+                          "new_usd_per_gpu_hour", "pct_change", "gpu_model", "offering"))
+    assert printed.output == capsys.readouterr().out
+    if not asked:
+        assert moves.height >= 3  # the demo's moves: rows are compared, not empty tables
