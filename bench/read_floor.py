@@ -44,7 +44,7 @@ ENTRY = _PEAK + ("import sys; from gpuprices.cli import main; sys.argv[0] = 'gpu
                  "main()")
 READS: tuple[tuple[str, ...], ...] = (
     ("query", "select 1"),
-    ("query", "select source, observed_at, price_usd_per_gpu_hour from latest_price"),
+    ("query", "select source, observed_at from latest_price"),  # a view, timestamps
     ("sources",), ("cheapest", "--limit", "5"), ("summary",),
     ("market", "--gpu", "H100"), ("explain", "market", "H100"), ("history", "H100"),
     ("changes", "--since", "2024-01-01"), ("value",), ("availability", "H100"), ("index",),
@@ -155,16 +155,17 @@ def main(argv: list[str] | None = None) -> int:
                 peak = max(peak, mib)
             base = statistics.median(b for b, _ in pairs)
             seconds = statistics.median(s for _, s in pairs)
-            figures[command[0]] = seconds
+            # the report's yardstick is the first `query` (select 1), as in issue 23
+            figures.setdefault(command[0], seconds)
             if command[0] == "report" and "query" in figures:
                 ratio = seconds / figures["query"]
                 ok = ratio <= REPORT_TARGET and peak <= REPORT_MEMORY_MIB
-                print(f"   {verdict(ok)} {'report':<26}{seconds * 1000:7.0f} ms = {ratio:4.1f}x "
-                      f"query (target <= {REPORT_TARGET:g}x); peak {peak:.0f} MiB "
+                print(f"   {verdict(ok)} {'report':<34}{seconds * 1000:7.0f} ms = {ratio:4.1f}x "
+                      f"query select 1 (target <= {REPORT_TARGET:g}x); peak {peak:.0f} MiB "
                       f"(target <= {REPORT_MEMORY_MIB})")
                 continue
             ratio = seconds / base
-            print(f"   {verdict(ratio <= target)} {' '.join(command)[:26]:<26}"
+            print(f"   {verdict(ratio <= target)} {' '.join(command)[:34]:<34}"
                   f"{seconds * 1000:7.0f} ms = {ratio:4.1f}x the floor ({base * 1000:.0f} ms; "
                   f"target <= {target:g}x); peak {peak:.0f} MiB")
         print(f"   load average (1/5/15 min): {load()}")
