@@ -558,8 +558,9 @@ def source_table(warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyRel
     listed = f"(VALUES {values}) r(position, source, provider, kind, url)"
     path = _path(warehouse)
     check_warehouse_file(path)  # a missing file is fine: never run
-    with (connection(path) if path.exists() else closing(duckdb.connect())) as con:
-        ran = path.exists() and con.sql("SELECT count(*) FROM source").fetchone() != (0,)
+    exists = path.exists()
+    with connection(path) if exists else closing(duckdb.connect()) as con:
+        ran = exists and con.sql("SELECT count(*) FROM source").fetchone() != (0,)
         status = ", ".join(
             "coalesce(s.last_status, 'never run') AS last_status" if name == "last_status"
             else f"s.{name}" for name in _SOURCE_STATUS) if ran else "'never run' AS last_status"
