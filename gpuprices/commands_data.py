@@ -221,7 +221,7 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
     last run quarantined (and why, by screen: "3 unknown GPU"), and the rows its last
     successful parse skipped, by reason ("12 contact sales, 3 hidden row")."""
     from gpuprices import api
-    from warehouse.frames import relation_frame, relation_rows
+    from warehouse.frames import relation_frame, relation_table
 
     with api.source_table(warehouse) as table:
         if fmt is not Format.table:  # csv and json keep every column
@@ -229,9 +229,8 @@ def sources(warehouse: WarehouseOpt = None, fmt: FormatOpt = Format.table) -> No
             return
         # what fits a terminal, as DuckDB's rows (no polars)
         shown = [(name, label) for name, label in _SOURCES_TABLE if name in table.columns]
-        projected = table.project(", ".join(f'{name} AS "{label}"' for name, label in shown))
-        rows = relation_rows(projected)
-        answer = relation_frame(projected) if rows is None else rows
+        answer = relation_table(table.project(
+            ", ".join(f'{name} AS "{label}"' for name, label in shown)))
     print_frame(answer, fmt, title="sources", priority=(
         "source", "status", "stale", "rows", "last success", "quarantined", "skipped",
         "last_error"))

@@ -348,7 +348,7 @@ def changes(
     new, %, date, provider, offering (newest first; --currency: at the rate of the move's
     day)."""
     from gpuprices import api
-    from warehouse.frames import relation_frame, relation_rows
+    from warehouse.frames import held_query, relation_table
 
     where, money = place(region, geo), Money.of(currency)
     columns = ("changed_on", "provider", "offering", "region", "pricing", "gpu_model",
@@ -357,13 +357,9 @@ def changes(
         # the same question as api.changes, its first rows printed as DuckDB's (no polars)
         with api.move_table(since.date(), gpu=gpu, provider=provider, pricing=pricing,
                             warehouse=warehouse) as table:
-            # SQL over the held rows: the relational API scans them ~300x slower (53k moves
-            # at 50 M observations: 0.3 s a scan; warehouse.frames.sql_frame)
-            height = int(table.query("moves", "SELECT count(*) FROM moves").fetchall()[0][0])
-            first = table.query("moves", f"SELECT {', '.join(columns)} FROM moves "
-                                f"LIMIT {int(limit)}")
-            rows = relation_rows(first)
-            shown: pl.DataFrame | Rows = relation_frame(first) if rows is None else rows
+            height = int(held_query(table, "SELECT count(*) FROM {rows}").fetchall()[0][0])
+            shown: pl.DataFrame | Rows = relation_table(held_query(
+                table, f"SELECT {', '.join(columns)} FROM {{rows}} LIMIT {int(limit)}"))
     else:
         moves = money.seen(api.changes(
             since.date(), gpu=gpu, provider=provider, pricing=pricing, region=where.regions,

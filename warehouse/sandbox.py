@@ -196,7 +196,7 @@ def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
     memory limit."""
     import duckdb
 
-    from warehouse.frames import relation_frame, relation_rows
+    from warehouse.frames import relation_frame, relation_table
 
     timer = threading.Timer(timeout_s, con.interrupt)
     timer.daemon = True
@@ -208,8 +208,7 @@ def run(con: duckdb.DuckDBPyConnection, statement: str, *, timeout_s: float,
         relation = _printable(relation, nested=nested, preview=preview)
         if max_rows is not None:
             relation = relation.limit(max_rows)
-        rows = relation_rows(relation) if plain else None
-        return rows if rows is not None else relation_frame(relation)
+        return relation_table(relation) if plain else relation_frame(relation)
     except duckdb.InterruptException:
         raise QueryTimeout(f"the query ran past its time limit of {timeout_s:g} s and was "
                            "stopped (--timeout / GPUPRICES_QUERY_TIMEOUT_S)") from None
