@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import inspect
+import os
 import re
 import sys
 from typing import Annotated, Any
@@ -174,6 +175,11 @@ def only(name: str | None) -> typer.Typer:
 
 
 def main() -> None:
+    # DuckDB's client makes an aware datetime through pytz, whose first look-up of a zone not
+    # spelled "UTC" (the session's zone is the system's: Etc/UTC, Europe/Berlin ...) opens
+    # each of its ~600 zone files to list the zones it has: ~7 ms of a plain table with a
+    # time in it. pytz's own switch skips that check; its wheel ships every zone it lists.
+    os.environ.setdefault("PYTZ_SKIPEXISTSCHECK", "1")
     try:
         only(_command_named(sys.argv[1:]))()
     except BrokenPipeError:  # `gpuprices query ... | head`

@@ -9,10 +9,7 @@ with its own offer id: every id is kept once.
 
 from __future__ import annotations
 
-import operator
 from typing import TYPE_CHECKING, Any
-
-import msgspec
 
 from contract import HttpSettings, ParseError, RawCapture, conform
 from scrapers._json import as_float, load_json
@@ -51,35 +48,6 @@ def _offers(payload: Any) -> list[dict[str, Any]]:
     return [offer for offer in payload if isinstance(offer, dict)]
 
 
-
-class _Offer(msgspec.Struct):
-    """The fields the parser reads; decoding skips the ~100 others. `Any`: values arrive as
-    the JSON has them (as_float and the checks below handle odd types). UNSET = absent."""
-
-    id: Any = msgspec.UNSET
-    ask_contract_id: Any = None
-    gpu_name: Any = None
-    geolocation: Any = None
-    rentable: Any = None
-    rented: Any = None
-    num_gpus: Any = None
-    dph_total: Any = None
-    dph_base: Any = None
-    gpu_ram: Any = None
-    cpu_ram: Any = None
-    cpu_cores_effective: Any = None
-    min_bid: Any = None
-
-
-class _Envelope(msgspec.Struct):
-    offers: list[_Offer]
-
-
-_DECODER = msgspec.json.Decoder(_Envelope | list[_Offer])
-_FIELDS = tuple(_Offer.__struct_fields__)
-_GET_FIELDS = operator.attrgetter(*_FIELDS)
-
-
 def _columns(body: bytes) -> dict[str, list[Any]]:
     """Each field the parser reads, as one list over the offers (`id`: id, else contract id).
 
@@ -87,17 +55,21 @@ def _columns(body: bytes) -> dict[str, list[Any]]:
     ~100 keys; a payload it does not fit (an offer that is not an object, `offers` missing
     or not a list, bad JSON) takes the general path, which accepts or rejects it as before.
     """
+    import msgspec
+
+    from scrapers._vastai_offers import DECODER, FIELDS, GET_FIELDS, Envelope
+
     try:
-        decoded = _DECODER.decode(body)
+        decoded = DECODER.decode(body)
     except (msgspec.ValidationError, msgspec.DecodeError):
         dicts = _offers(load_json(body, what="vastai"))
-        columns = {key: [o.get(key) for o in dicts] for key in _FIELDS}
+        columns = {key: [o.get(key) for o in dicts] for key in FIELDS}
         columns["id"] = [o.get("id", o.get("ask_contract_id")) for o in dicts]
         return columns
-    offers = decoded.offers if isinstance(decoded, _Envelope) else decoded
+    offers = decoded.offers if isinstance(decoded, Envelope) else decoded
     # One C-level pass per offer, then a transpose: ~3x faster than one getattr per cell.
-    columns = dict(zip(_FIELDS, map(list, zip(*map(_GET_FIELDS, offers), strict=True)),
-                       strict=True)) if offers else {key: [] for key in _FIELDS}
+    columns = dict(zip(FIELDS, map(list, zip(*map(GET_FIELDS, offers), strict=True)),
+                       strict=True)) if offers else {key: [] for key in FIELDS}
     unset = msgspec.UNSET
     columns["id"] = [c if i is unset else i
                      for i, c in zip(columns["id"], columns["ask_contract_id"], strict=True)]

@@ -251,7 +251,10 @@ def check_warehouse_file(path: str | Path) -> None:
 
 
 def _open_read(path: str | Path, config: dict[str, object]
-               ) -> tuple[duckdb.DuckDBPyConnection, Path]:
+               ) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
+    """The connection, the file it opened, and whether that file is a snapshot whose seal
+    holds (warehouse.snapshot: its publisher checked the catalog; checked once after
+    opening, so the file read is the file sealed)."""
     target = _file(path)
     if not target.exists():
         raise WarehouseError(
@@ -262,18 +265,20 @@ def _open_read(path: str | Path, config: dict[str, object]
         published = snapshot.current(target)
         try:
             if published is not None and published.matches(target):
-                return _open(published.path, read_only=True, config=config, shown=path,
-                             warehouse=target), published.path
+                con = _open(published.path, read_only=True, config=config, shown=path,
+                            warehouse=target)
+                return con, published.path, published.sealed()
             try:
                 return _open(target, read_only=True, config=config, shown=path,
-                             warehouse=target), target
+                             warehouse=target), target, False
             except WarehouseError:
                 if published is None:
                     raise
                 # A writer has the file (another process, or this one: DuckDB refuses a
                 # second configuration): read the last snapshot published.
-                return _open(published.path, read_only=True, config=config, shown=path,
-                             warehouse=target), published.path
+                con = _open(published.path, read_only=True, config=config, shown=path,
+                            warehouse=target)
+                return con, published.path, published.sealed()
         except WarehouseBusy:
             raise
         except WarehouseError:
@@ -343,9 +348,9 @@ def read_source(path: str | Path) -> Path:
 
 def _open_checked(path: str | Path, config: dict[str, object]
                   ) -> tuple[duckdb.DuckDBPyConnection, Path]:
-    con, source = _open_read(path, config)
+    con, source, sealed = _open_read(path, config)
     try:
-        require_latest(con, str(path))
+        require_latest(con, str(path), catalog_checked=sealed)
     except duckdb.Error as exc:
         con.close()
         raise WarehouseRefused(f"cannot read the warehouse {path}: "

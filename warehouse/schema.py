@@ -203,11 +203,14 @@ def check_objects(con: duckdb.DuckDBPyConnection) -> int:
     return version
 
 
-def require_latest(con: duckdb.DuckDBPyConnection, where: str) -> int:
+def require_latest(con: duckdb.DuckDBPyConnection, where: str, *,
+                   catalog_checked: bool = False) -> int:
     """Check a file opened for reading: no shadowing macro, the latest schema (reads never
     migrate: WarehouseOutdated when older; WarehouseRefused when a newer gpuprices wrote it),
-    its tables tables."""
-    check_functions(con)
+    its tables tables. `catalog_checked`: a read snapshot whose seal holds (its publisher
+    checked the catalog: warehouse.snapshot), so check_functions is not run again."""
+    if not catalog_checked:
+        check_functions(con)
     version = schema_version(con)
     if version < LATEST_SCHEMA_VERSION:
         found = f"schema version {version}" if version else "no gpuprices schema"

@@ -12,6 +12,14 @@ link). A snapshot records which state of the warehouse file it copies (device, i
 mtime): a warehouse written since without a new snapshot (a crash, a write by another tool)
 is read directly while nobody writes it (warehouse.connection.connect_read_only).
 
+A snapshot is also sealed: its sidecar records the generation file's own identity (device,
+inode, size, mtime and ctime, taken once the file is in place). The writer that publishes it
+checked the warehouse's catalog when it opened it (warehouse.schema.check_objects) and wrote
+only its own views since, so a reader that finds the seal intact skips the catalog check that
+costs every other read ~18 ms (issue 23). A file put in the generation's place, or changed
+since, has another inode or ctime (the kernel sets ctime; no copy or archive can restore it),
+so its seal does not hold and it is checked like any other file.
+
 The copy is made by a child process: opening and closing the warehouse file in the writer's
 own process would release the writer's own DuckDB lock on it (POSIX record locks belong to
 the process and go with any close of the file).
@@ -38,7 +46,7 @@ from warehouse.errors import WarehouseError
 from warehouse.lock import posix_locks
 
 __all__ = ["CURRENT", "Snapshot", "SnapshotError", "current", "identity", "prune", "publish",
-           "read_dir", "read_path"]
+           "read_dir", "read_path", "seal_of"]
 
 CURRENT = "current.duckdb"
 KEEP = 2  # generations always kept: the current one and the one before it
@@ -65,6 +73,7 @@ with open(sys.argv[1], 'rb') as src, open(sys.argv[2], 'wb') as dst:
 """
 
 Identity = tuple[int, int, int, int]
+Seal = tuple[int, int, int, int, int]
 
 
 class SnapshotError(WarehouseError):
@@ -77,6 +86,7 @@ class Snapshot:
     generation: int
     source: Identity  # the warehouse file's identity() when it was copied
     published_at: str
+    seal: Seal | None = None  # the generation file's seal_of() when published (None: older)
 
     def matches(self, warehouse: str | Path) -> bool:
         """Does the warehouse file still hold exactly what this snapshot copied?"""
@@ -86,6 +96,13 @@ class Snapshot:
         except OSError:
             return False
         return same and not _wal_pending(target)
+
+    def sealed(self) -> bool:
+        """Is the generation file still the one its publisher wrote and checked?"""
+        try:
+            return self.seal is not None and seal_of(self.path) == self.seal
+        except OSError:
+            return False
 
 
 def read_dir(warehouse: str | Path) -> Path:
@@ -101,6 +118,12 @@ def read_path(warehouse: str | Path) -> Path:
 def identity(path: str | Path) -> Identity:
     st = os.stat(path)
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def seal_of(path: str | Path) -> Seal:
+    """identity() and the inode's change time, which only the kernel sets."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _wal_pending(target: Path) -> bool:
@@ -137,10 +160,12 @@ def current(warehouse: str | Path) -> Snapshot | None:
     try:
         data = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
         source = tuple(int(v) for v in data["source"])
+        sealed = tuple(int(v) for v in data.get("seal") or ())
         if len(source) != 4 or int(data["generation"]) != int(match.group(1)):
             return None
         return Snapshot(path, int(match.group(1)), source,  # type: ignore[arg-type]
-                        str(data["published_at"]))
+                        str(data["published_at"]),
+                        sealed if len(sealed) == 5 else None)  # type: ignore[arg-type]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -195,10 +220,12 @@ def publish(con: duckdb.DuckDBPyConnection, warehouse: str | Path) -> Snapshot:
                 raise SnapshotError(f"{target} changed while it was copied")
             os.chmod(partial, 0o444)  # a reader that forgets read_only=True cannot write it
             os.replace(partial, final)
+            sealed = seal_of(final)  # after the rename, which sets the inode's ctime
             published_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             write_text_atomic(final.with_suffix(".json"), json.dumps(
                 {"generation": generation, "source": list(before),
-                 "published_at": published_at, "warehouse": str(target)}) + "\n")
+                 "published_at": published_at, "warehouse": str(target),
+                 "seal": list(sealed)}) + "\n")
             swap = folder / f".{CURRENT}.{os.getpid()}"
             swap.unlink(missing_ok=True)
             os.symlink(final.name, swap)
@@ -208,7 +235,7 @@ def publish(con: duckdb.DuckDBPyConnection, warehouse: str | Path) -> Snapshot:
     except OSError as exc:
         raise SnapshotError(f"cannot publish a read snapshot in {folder}: "
                             f"{exc.strerror or exc}") from None
-    return Snapshot(final, generation, before, published_at)
+    return Snapshot(final, generation, before, published_at, sealed)
 
 
 def prune(folder: Path) -> list[Path]:

@@ -318,3 +318,115 @@ def test_hostile_files_opened_read_only_read_nothing_else_and_stay_unchanged(
                 con.close()
         assert not secret.opened.is_set(), f"{mutations}: a file outside was opened"
         assert fingerprint(path) == before, f"{mutations}: the warehouse changed"
+
+
+# --- sealed read snapshots (warehouse.snapshot): the catalog check once, at publish --------
+
+@pytest.fixture
+def catalog_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every check_functions a read runs, by file name (the real check still runs)."""
+    from warehouse import schema
+
+    seen: list[str] = []
+    real = schema.check_functions
+
+    def counted(con: duckdb.DuckDBPyConnection) -> None:
+        row = con.execute("SELECT path FROM duckdb_databases() WHERE NOT internal "
+                          "AND database_name = current_database()").fetchone()
+        seen.append(Path(str(row[0] if row else "")).name)
+        real(con)
+
+    monkeypatch.setattr(schema, "check_functions", counted)
+    return seen
+
+
+def _published(path: Path, checks: list[str]) -> Path:
+    """Publish a read snapshot of `path` the way every write session does; its file. The
+    writer checked the warehouse file itself on opening it: `checks` is reset after."""
+    from warehouse.connection import open_warehouse
+    from warehouse.snapshot import current
+
+    with open_warehouse(path):
+        pass
+    assert checks == [path.name]
+    checks.clear()
+    published = current(path)
+    assert published is not None and published.seal is not None
+    return published.path
+
+
+def _shadow(path: Path, secret: Path) -> None:
+    """Change a published (read-only) generation in place: a macro named like `round`."""
+    os.chmod(path, 0o644)
+    con = duckdb.connect(str(path))
+    con.execute(f"CREATE MACRO round(x) AS (SELECT content FROM read_text('{secret}'))")
+    con.close()
+    os.chmod(path, 0o444)
+
+
+def test_a_sealed_snapshot_is_read_without_a_second_catalog_check(
+        night_copy: Path, catalog_checks: list[str]) -> None:
+    generation = _published(night_copy, catalog_checks)
+    with connect_read_only(night_copy) as con:
+        rows = con.execute("SELECT count(*) FROM latest_price").fetchone()
+    assert rows and rows[0] > 0
+    assert generation.name not in catalog_checks, catalog_checks
+    result = runner.invoke(app, ["query", "select round(2.5)", "-w", str(night_copy)])
+    assert result.exit_code == 0 and "3" in result.output, result.output
+    assert catalog_checks == [], catalog_checks
+
+
+def test_a_snapshot_changed_after_it_was_published_is_checked_and_refused(
+        night_copy: Path, secret: Canary, catalog_checks: list[str]) -> None:
+    generation = _published(night_copy, catalog_checks)
+    _shadow(generation, secret.path)
+    for args in (["query", "select round(1)"], ["cheapest"], ["sources"]):
+        result = runner.invoke(app, [*args, "-w", str(night_copy)])
+        assert result.exit_code == 1, result.output
+        assert "macros named like DuckDB's own functions" in one_error_line(result.output)
+    assert generation.name in catalog_checks
+    assert not secret.opened.is_set()
+
+
+def test_a_copied_warehouse_folder_is_checked_though_its_seals_came_along(
+        night_copy: Path, tmp_path: Path, secret: Canary, catalog_checks: list[str]) -> None:
+    """A folder shipped elsewhere (times kept) holds the identities of other inodes. Even
+    with its snapshot's record rewritten to name the copied warehouse, and its seal taken
+    just before the copy, the seal does not hold there: the snapshot made hostile before the
+    copy is checked and refused."""
+    import json
+
+    from warehouse.snapshot import identity, seal_of
+
+    generation = _published(night_copy, catalog_checks)
+    _shadow(generation, secret.path)
+    sidecar = generation.with_suffix(".json")
+    record = json.loads(sidecar.read_text())
+    record["seal"] = list(seal_of(generation))
+    shipped = tmp_path / "shipped"
+    shutil.copytree(night_copy.parent, shipped, symlinks=True)
+    copied = shipped / night_copy.name
+    record["source"] = list(identity(copied))
+    copied_sidecar = shipped / generation.relative_to(night_copy.parent).with_suffix(".json")
+    os.chmod(copied_sidecar, 0o644)
+    copied_sidecar.write_text(json.dumps(record))
+    result = runner.invoke(app, ["query", "select round(1)", "-w", str(copied)])
+    assert result.exit_code == 1, result.output
+    assert "macros named like DuckDB's own functions" in one_error_line(result.output)
+    assert catalog_checks == [generation.name]
+    assert not secret.opened.is_set()
+
+
+def test_a_snapshot_without_a_seal_is_checked(night_copy: Path,
+                                              catalog_checks: list[str]) -> None:
+    """Published by a gpuprices before seals: read as before, with the catalog check."""
+    import json
+
+    generation = _published(night_copy, catalog_checks)
+    sidecar = generation.with_suffix(".json")
+    record = json.loads(sidecar.read_text())
+    del record["seal"]
+    sidecar.write_text(json.dumps(record))
+    with connect_read_only(night_copy) as con:
+        assert con.execute("SELECT count(*) FROM source").fetchone() != (0,)
+    assert catalog_checks == [generation.name]

@@ -20,13 +20,14 @@ from tests.reports.test_demo_history import demo_warehouse
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "bs4",
-         "prefect", "matplotlib")
+         "prefect", "matplotlib", "msgspec")
 # Why a command may still load one: polars where it computes the answer, rich where the
 # answer is not a plain ASCII table. `query` reads a view's timestamps, `sources` its
 # source_status and `changes` its moves (everywhere, in USD) without polars
 # (warehouse.frames.relation_rows). `sources` imports every scraper module, yet neither polars
-# (imported where a payload is parsed), httpx (where a request is made: scrapers.http) nor
-# bs4 (where a page is read).
+# (imported where a payload is parsed), msgspec (Vast.ai's typed decode, where its payload is
+# parsed: scrapers._vastai_offers), httpx (where a request is made: scrapers.http) nor bs4
+# (where a page is read).
 # `report` draws its chart with Pillow (reports.linechart), not matplotlib (0.3 s to import).
 ALLOWED: dict[str, set[str]] = {
     "query": set(),

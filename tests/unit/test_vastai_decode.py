@@ -3,12 +3,14 @@ give the same rows as the row-by-row reference, whatever shape the payload takes
 
 from __future__ import annotations
 
+import msgspec
 import orjson
 import pytest
 from polars.testing import assert_frame_equal
 
 from contract import ParseError
 from scrapers import vastai
+from scrapers._vastai_offers import DECODER
 from tests.unit.test_vastai_columnar import _raw, row_by_row
 
 OFFERS = [
@@ -25,7 +27,7 @@ OFFERS = [
                                      {"offers": OFFERS, "timestamp": 1.0}])
 def test_fast_decode_matches_reference(payload: object) -> None:
     body = orjson.dumps(payload)
-    vastai._DECODER.decode(body)  # the fast path takes it
+    DECODER.decode(body)  # the fast path takes it
     rows = vastai.parse(_raw(body))
     assert_frame_equal(rows, row_by_row(OFFERS))
     # an explicit null id is not replaced by the contract id (as dict.get(id, ...) reads it)
@@ -34,8 +36,8 @@ def test_fast_decode_matches_reference(payload: object) -> None:
 
 def test_fallback_skips_items_that_are_not_objects() -> None:
     body = orjson.dumps({"offers": [OFFERS[0], "garbage", 7, None, OFFERS[3]]})
-    with pytest.raises(vastai.msgspec.ValidationError):
-        vastai._DECODER.decode(body)
+    with pytest.raises(msgspec.ValidationError):
+        DECODER.decode(body)
     assert_frame_equal(vastai.parse(_raw(body)), row_by_row([OFFERS[0], OFFERS[3]]))
 
 
