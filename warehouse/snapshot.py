@@ -18,7 +18,9 @@ checked the warehouse's catalog when it opened it (warehouse.schema.check_object
 only its own views since, so a reader that finds the seal intact skips the catalog check that
 costs every other read ~18 ms (issue 23). A file put in the generation's place, or changed
 since, has another inode or ctime (the kernel sets ctime; no copy or archive can restore it),
-so its seal does not hold and it is checked like any other file.
+so its seal does not hold and it is checked like any other file. A seal is believed only when
+no other user could have written it: the read folder and the record are this user's and not
+writable by group or others; a folder shared for writing is checked on every read.
 
 The copy is made by a child process: opening and closing the warehouse file in the writer's
 own process would release the writer's own DuckDB lock on it (POSIX record locks belong to
@@ -98,9 +100,12 @@ class Snapshot:
         return same and not _wal_pending(target)
 
     def sealed(self) -> bool:
-        """Is the generation file still the one its publisher wrote and checked?"""
+        """Is the generation file still the one its publisher wrote and checked? Only when
+        no one but this user could have written the seal: the folder and the record belong to
+        this user and neither is writable by others (a shared folder is checked every time)."""
         try:
-            return self.seal is not None and seal_of(self.path) == self.seal
+            return (self.seal is not None and seal_of(self.path) == self.seal
+                    and _private(self.path.parent) and _private(self.path.with_suffix(".json")))
         except OSError:
             return False
 
@@ -124,6 +129,11 @@ def seal_of(path: str | Path) -> Seal:
     """identity() and the inode's change time, which only the kernel sets."""
     st = os.stat(path)
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _private(path: Path) -> bool:
+    st = os.stat(path)
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _wal_pending(target: Path) -> bool:

@@ -11,6 +11,7 @@ input; the secret is a FIFO that reports any open (tests/faults/hostile_files.py
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -394,8 +395,6 @@ def test_a_copied_warehouse_folder_is_checked_though_its_seals_came_along(
     with its snapshot's record rewritten to name the copied warehouse, and its seal taken
     just before the copy, the seal does not hold there: the snapshot made hostile before the
     copy is checked and refused."""
-    import json
-
     from warehouse.snapshot import identity, seal_of
 
     generation = _published(night_copy, catalog_checks)
@@ -417,11 +416,32 @@ def test_a_copied_warehouse_folder_is_checked_though_its_seals_came_along(
     assert not secret.opened.is_set()
 
 
+@pytest.mark.parametrize("writable", ["folder", "record"])
+def test_a_seal_others_could_have_written_is_not_believed(
+        night_copy: Path, secret: Canary, catalog_checks: list[str], writable: str) -> None:
+    """A read folder (or record) another user may write: whoever can write there could have
+    put a hostile file in place and a seal that matches it, so every read checks it."""
+    generation = _published(night_copy, catalog_checks)
+    shared = generation.parent if writable == "folder" else generation.with_suffix(".json")
+    os.chmod(shared, shared.stat().st_mode | 0o022)
+    with connect_read_only(night_copy) as con:
+        assert con.execute("SELECT count(*) FROM source").fetchone() != (0,)
+    assert catalog_checks == [generation.name]
+    _shadow(generation, secret.path)  # then a seal that matches the hostile file
+    from warehouse.snapshot import seal_of
+
+    record = generation.with_suffix(".json")
+    forged = {**json.loads(record.read_text()), "seal": list(seal_of(generation))}
+    record.write_text(json.dumps(forged))  # its mode kept: only `shared` is open to others
+    result = runner.invoke(app, ["query", "select round(1)", "-w", str(night_copy)])
+    assert result.exit_code == 1, result.output
+    assert "macros named like DuckDB's own functions" in one_error_line(result.output)
+    assert not secret.opened.is_set()
+
+
 def test_a_snapshot_without_a_seal_is_checked(night_copy: Path,
                                               catalog_checks: list[str]) -> None:
     """Published by a gpuprices before seals: read as before, with the catalog check."""
-    import json
-
     generation = _published(night_copy, catalog_checks)
     sidecar = generation.with_suffix(".json")
     record = json.loads(sidecar.read_text())
