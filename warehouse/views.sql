@@ -173,11 +173,12 @@ CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
 -- pricing (the best by source_rank); aggregator rows fill in only for providers that have no
 -- direct source at all. Of one offering's prices in force, an announced one now in force
 -- replaces the others (the latest effective_from wins): the ANTI JOIN on `dated`, written
--- twice. Only in_force_rows is held (materialised); the rules filter it by narrow keys. The
--- chosen source passes the aggregator rule, which depends on provider and source alone, so
--- the final rows need not test it again. (Holding each step's wide rows cost ~2 ms at
--- 50 M: BENCHMARKS §23.) A superseded row leaves its replacement from the same source, so
--- `direct_providers` is the same before or after the ANTI JOIN.
+-- twice (keep both alike; tests/unit/test_current_price_rule.py). Only in_force_rows is held
+-- (materialised); the rules filter it by narrow keys. The chosen source passes the
+-- aggregator rule, which depends on provider and source alone, so the final rows need not
+-- test it again. (Holding each step's wide rows cost ~2 ms at 50 M: BENCHMARKS §23.) A
+-- superseded row leaves its replacement from the same source, so `direct_providers` is the
+-- same before or after the ANTI JOIN.
 CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
 WITH in_force_rows AS (
     SELECT * FROM observations_at(as_of)
