@@ -21,7 +21,7 @@ from unittest import mock
 from bench._common import cannot_run, header, interleaved, load, size_arg, verdict
 from bench.inflate import REALISTIC_ROWS, inflate_vastai
 from contract import RawCapture
-from scrapers import vastai
+from scrapers._vastai_offers import DECODER
 from scrapers.registry import get_source
 
 TARGET_RATIO = 5.0
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     # dict (json.loads), ours decodes only the fields it reads (msgspec, typed).
     medians = interleaved({
         "ours": lambda: source.parse(raw), "theirs": lambda: gpuhunt_parse(body),
-        "ours_decode": lambda: vastai._DECODER.decode(body),
+        "ours_decode": lambda: DECODER.decode(body),
         "theirs_decode": lambda: json.loads(body)}, repeat)
     ours_s, theirs_s = medians["ours"], medians["theirs"]
     ours_decode, theirs_decode = medians["ours_decode"], medians["theirs_decode"]
