@@ -9,7 +9,6 @@ are the two ways a source fails; HttpSettings is how sources talk HTTP.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -235,6 +234,8 @@ class RawCapture:
     capture_id: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        import hashlib  # here: a read command makes no capture (OpenSSL's start, 3-17 ms)
+
         object.__setattr__(self, "capture_id", hashlib.sha256(self.body).hexdigest())
 
     def text(self) -> str:
