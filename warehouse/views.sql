@@ -172,13 +172,12 @@ CREATE OR REPLACE MACRO source_rank(aggregator, kind) AS
 -- THE CURRENT PRICE of every offering at `as_of`: one source per provider x GPU model x
 -- pricing (the best by source_rank); aggregator rows fill in only for providers that have no
 -- direct source at all. Of one offering's prices in force, an announced one now in force
--- replaces the others (the latest effective_from wins): the ANTI JOIN on `dated`, written
--- twice (keep both alike; tests/unit/test_current_price_rule.py). Only in_force_rows is held
--- (materialised); the rules filter it by narrow keys. The chosen source passes the
--- aggregator rule, which depends on provider and source alone, so the final rows need not
--- test it again. (Holding each step's wide rows cost ~2 ms at 50 M: BENCHMARKS §23.) A
--- superseded row leaves its replacement from the same source, so `direct_providers` is the
--- same before or after the ANTI JOIN.
+-- replaces the others (the latest effective_from wins). Only in_force_rows is held
+-- (materialised): `seen` is a filter of it, inlined where it is read, and the rules look at
+-- narrow keys. The chosen source passes the aggregator rule, which depends on provider and
+-- source alone, so the final rows need not test it again. (Holding each step's wide rows
+-- cost ~2 ms at 50 M: BENCHMARKS §23.) A superseded row leaves its replacement from the same
+-- source, so `direct_providers` is the same before or after the ANTI JOIN.
 CREATE OR REPLACE MACRO current_price_at(as_of) AS TABLE
 WITH in_force_rows AS (
     SELECT * FROM observations_at(as_of)
@@ -186,26 +185,22 @@ WITH in_force_rows AS (
     SELECT source, provider, offering, region, pricing, gpu_count, gpu_only, term_months,
            max(effective_from) AS latest
     FROM in_force_rows WHERE effective_from IS NOT NULL GROUP BY ALL
+), seen AS NOT MATERIALIZED (
+    SELECT i.* FROM in_force_rows i ANTI JOIN dated d
+        ON i.source = d.source AND i.provider = d.provider AND i.offering = d.offering
+       AND i.region = d.region AND i.pricing = d.pricing AND i.gpu_count = d.gpu_count
+       AND i.gpu_only = d.gpu_only AND i.term_months IS NOT DISTINCT FROM d.term_months
+       AND i.effective_from IS DISTINCT FROM d.latest
 ), direct_providers AS (
     SELECT DISTINCT provider FROM in_force_rows WHERE NOT aggregator
 ), best AS (
     SELECT provider, gpu_model, pricing,
            first(source ORDER BY source_rank(aggregator, source_kind), source) AS source
-    FROM in_force_rows i ANTI JOIN dated d
-        ON i.source = d.source AND i.provider = d.provider AND i.offering = d.offering
-       AND i.region = d.region AND i.pricing = d.pricing AND i.gpu_count = d.gpu_count
-       AND i.gpu_only = d.gpu_only AND i.term_months IS NOT DISTINCT FROM d.term_months
-       AND i.effective_from IS DISTINCT FROM d.latest
+    FROM seen
     WHERE NOT aggregator OR provider NOT IN (SELECT provider FROM direct_providers)
     GROUP BY provider, gpu_model, pricing
 )
-SELECT i.* FROM in_force_rows i
-ANTI JOIN dated d
-    ON i.source = d.source AND i.provider = d.provider AND i.offering = d.offering
-   AND i.region = d.region AND i.pricing = d.pricing AND i.gpu_count = d.gpu_count
-   AND i.gpu_only = d.gpu_only AND i.term_months IS NOT DISTINCT FROM d.term_months
-   AND i.effective_from IS DISTINCT FROM d.latest
-SEMI JOIN best b USING (provider, gpu_model, pricing, source);
+SELECT * FROM seen SEMI JOIN best USING (provider, gpu_model, pricing, source);
 
 -- THE COMPARABLE-OFFER RULE: why an offer cannot be compared like for like with the others
 -- (NULL: it can), the first reason that applies. Known GPU; a whole offering (not a GPU price
