@@ -4,7 +4,9 @@ Kept up by warehouse.summaries.after_append inside every append's transaction (o
 every derived table), from the first day the append changed to the last day with prices:
 
 - daily_source: which source speaks for each provider x GPU model x pricing at the end of
-  each observed day (source precedence), so the price_move view counts that source's moves;
+  each observed day (source precedence);
+- daily_move: the price moves that count: the moves (price_change) of the source that spoke
+  for the offering that day, which the price_move view reads;
 - daily_cheapest_segment: the cheapest comparable offer (warehouse.semantic OFFERS, default
   pricing set) per GPU model and provider segment, per observed day, with its provenance (the
   view daily_cheapest is its cheapest per GPU model and day);
@@ -42,7 +44,7 @@ from warehouse.semantic_market import MARKET, PROVIDERS, market_params
 __all__ = ["DERIVED_TABLES", "TEMP_TABLE_DAYS", "WINDOW_DAYS", "cheapest_history", "refresh_days",
            "segment_history"]
 
-DERIVED_TABLES = ("daily_source", "daily_cheapest_segment", "market_price",
+DERIVED_TABLES = ("daily_source", "daily_move", "daily_cheapest_segment", "market_price",
                   "market_provider_price")
 # Up to this many days, refresh_days keeps each day's offers in a temporary table.
 TEMP_TABLE_DAYS = 7
@@ -56,6 +58,17 @@ _CHEAPEST_ROWS = f"""
            count(*) OVER (PARTITION BY gpu_model, segment)
     FROM _day_offers WHERE excluded IS NULL
     QUALIFY row_number() OVER (PARTITION BY gpu_model, segment ORDER BY {_ORDER}) = 1
+"""
+# The moves that count, from `$since` to `$today`: a source's move counts on a day it spoke
+# for the offering (daily_source). One statement after the days' daily_source rows.
+_COUNTED_MOVES = """
+    INSERT INTO daily_move
+    SELECT c.* FROM price_change c
+    SEMI JOIN (SELECT * FROM daily_source WHERE day BETWEEN $since AND $today) d
+        ON d.day = c.changed_on AND d.source = c.source AND d.provider = c.provider
+        AND d.gpu_model = c.gpu_model AND d.pricing = c.pricing
+    WHERE c.changed_on BETWEEN $since AND $today
+    ORDER BY c.changed_on
 """
 _DAY_COLUMNS = ("provider, gpu_model, pricing, source, segment, offering, region, gpu_count, "
                 "price_usd_per_hour, price_usd_per_gpu_hour, capture_id, observed_at, "
@@ -131,6 +144,7 @@ def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
             con.execute(sql, bind(sql, {**params, "now": now}))
     if days and in_table:
         con.execute("DROP TABLE _day_offers")
+    con.execute(_COUNTED_MOVES, {"since": since, "today": today})
     return days
 
 

@@ -82,6 +82,19 @@ PLAIN = {
                (c.last_success_at < now() - INTERVAL 48 HOUR) AS stale
         FROM current c
         WHERE NOT c.aggregator OR c.provider NOT IN (SELECT provider FROM direct_providers)""",
+    # A move counts when its source spoke for the offering that day (daily_source), as the
+    # view first read it: a join, before the counted moves were stored (daily_move).
+    "price_move": """
+        SELECT c.changed_on, c.previous_day, c.provider, c.offering, c.region, c.pricing,
+               c.term_months, c.gpu_model, c.gpu_count,
+               round(c.old_price_usd_per_hour / c.gpu_count, 4) AS old_usd_per_gpu_hour,
+               round(c.new_price_usd_per_hour / c.gpu_count, 4) AS new_usd_per_gpu_hour,
+               c.pct_change, c.old_price_usd_per_hour, c.new_price_usd_per_hour, c.source
+        FROM price_change c
+        SEMI JOIN daily_source d ON d.day = c.changed_on AND d.source = c.source
+            AND d.provider = c.provider AND d.gpu_model = c.gpu_model AND d.pricing = c.pricing
+        WHERE excluded_because(c.gpu_model, c.gpu_only, c.gpu_count, c.pricing, [c.pricing],
+                               NULL, false) IS NULL""",
 }
 # The capture each source's prices came from at $t, from the run record alone: its last
 # confirming run by then, and when that capture was first stored and how many rows it stored
@@ -361,3 +374,36 @@ def test_a_rebuild_computes_the_day_tables_on_one_thread(con: duckdb.DuckDBPyCon
     con.execute("ROLLBACK")
     assert threads_seen == [1]
     assert con.execute("SELECT current_setting('threads')").fetchone()[0] == 2
+
+
+def test_migration_16_fills_the_counted_moves_as_the_append_path_keeps_them(
+        con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """016 makes daily_move from price_change and daily_source on an existing warehouse: the
+    same rows the append path keeps, so no rebuild runs; moves of an aggregator hidden by a
+    direct source are not among them."""
+    rng = random.Random(5)
+    for night in range(5):
+        at = START + timedelta(days=night)
+        land(con, "alpha", batch("alpha", "alpha", at, f"a{night:063d}", rng), at,
+             f"a{night:063d}")
+        land(con, "sky", batch("sky", "alpha", at, f"s{night:063d}", rng), at,
+             f"s{night:063d}")
+    kept = table(con, "daily_move")
+    sky_moves = con.execute("SELECT count(*) FROM price_change WHERE source = 'sky'").fetchone()
+    assert kept.height > 0 and sky_moves[0] > 0
+    assert set(kept["source"]) == {"alpha"}
+    con.execute("DROP TABLE daily_move; DELETE FROM schema_version WHERE version >= 16")
+    path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = "
+                       "current_database()").fetchone()[0]
+    con.close()
+    import warehouse.summaries as summaries
+
+    rebuilt: list[object] = []
+    monkeypatch.setattr(summaries, "rebuild_committed", rebuilt.append)
+    upgraded = connect(path)
+    try:
+        assert rebuilt == []
+        assert table(upgraded, "daily_move").equals(kept)
+        assert_views_match_plain(upgraded)
+    finally:
+        upgraded.close()
