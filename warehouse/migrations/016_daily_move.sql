@@ -7,25 +7,10 @@
 -- It is filled here from the two tables it is made of, as refresh_days would fill it, so no
 -- stored table changes and no rebuild is needed:
 -- derived tables: unchanged
+-- The columns of price_change, its changed_on named day (as every day-by-day table's).
 DROP TABLE IF EXISTS daily_move;
-CREATE TABLE daily_move (
-    day                    DATE NOT NULL,      -- the day of the move (price_change.changed_on)
-    previous_day           DATE NOT NULL,
-    source                 VARCHAR NOT NULL,
-    provider               VARCHAR NOT NULL,
-    offering               VARCHAR NOT NULL,
-    region                 VARCHAR NOT NULL,
-    pricing                VARCHAR NOT NULL,
-    term_months            DOUBLE NOT NULL,
-    gpu_model              VARCHAR NOT NULL,
-    gpu_count              DOUBLE NOT NULL,
-    gpu_only               BOOLEAN NOT NULL,
-    old_price_usd_per_hour DOUBLE NOT NULL,
-    new_price_usd_per_hour DOUBLE NOT NULL,
-    pct_change             DOUBLE
-);
-INSERT INTO daily_move
-SELECT c.* FROM price_change c
+CREATE TABLE daily_move AS
+SELECT c.* RENAME (changed_on AS day) FROM price_change c
 SEMI JOIN daily_source d ON d.day = c.changed_on AND d.source = c.source
     AND d.provider = c.provider AND d.gpu_model = c.gpu_model AND d.pricing = c.pricing
 ORDER BY c.changed_on;
