@@ -23,7 +23,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuprices import inputs
 from gpuprices.errors import InputError, NoAnswer
@@ -159,7 +159,37 @@ def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | No
 
     >>> gpuprices.cheapest(gpu="H100", limit=3)  # doctest: +SKIP
     """
-    from reports.market.rankings import cheapest_offers, tiers_by_name
+    from reports.market.cheapest import cheapest_offers
+
+    asked = _cheapest_filters(gpu, min_vram, tier, provider, include_unavailable, in_stock)
+    count = _limit(limit)
+    return _ask(warehouse, pricing, lambda now: _first(cheapest_offers(now, **asked), count),
+                _where(region, geo), currency, gpu_models=asked["gpu_models"])
+
+
+@contextmanager
+def offer_table(gpu: Names = None, *, min_vram: float | None = None, tier: str | None = None,
+                pricing: Names = None, provider: Names = None,
+                include_unavailable: bool = False, in_stock: bool = False,
+                warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyRelation]:
+    """The offers `cheapest` answers everywhere, in USD: every one that matches, cheapest
+    first, as one DuckDB relation (read it inside the block). The CLI's table prints its rows
+    without polars (start-up: issue 23); `cheapest` asks the same question
+    (reports.market.cheapest)."""
+    from reports.market.cheapest import cheapest_offers_query
+
+    asked = _cheapest_filters(gpu, min_vram, tier, provider, include_unavailable, in_stock)
+    chosen = inputs.pricing_kinds(pricing)
+    with connection(warehouse) as con:
+        sql, params = cheapest_offers_query(con, datetime.now(UTC), pricing=chosen,
+                                            of_models=asked["gpu_models"], **asked)
+        yield con.sql(sql, params=params)
+
+
+def _cheapest_filters(gpu: Names, min_vram: float | None, tier: str | None, provider: Names,
+                      include_unavailable: bool, in_stock: bool) -> dict[str, Any]:
+    """`cheapest`'s filters, checked, as reports.market.cheapest takes them."""
+    from schemas.tiers import tiers_by_name
 
     models = inputs.gpu_models(gpu)
     if min_vram is not None:
@@ -168,12 +198,9 @@ def cheapest(gpu: Names = None, *, min_vram: float | None = None, tier: str | No
     if tier is not None:
         tiers = tiers_by_name()
         chosen_tier = tiers[inputs.one_of("tier", tier, tiers)]
-    providers = _names(provider)
-    count = _limit(limit)
-    return _ask(warehouse, pricing, lambda now: _first(cheapest_offers(
-        now, gpu_models=models, min_vram_gb=min_vram, tier=chosen_tier, providers=providers,
-        include_unavailable=include_unavailable, in_stock=in_stock), count),
-        _where(region, geo), currency, gpu_models=models)
+    return {"gpu_models": models, "min_vram_gb": min_vram,
+            "tier": chosen_tier, "providers": _names(provider),
+            "include_unavailable": include_unavailable, "in_stock": in_stock}
 
 
 def _names(values: Names) -> list[str] | None:

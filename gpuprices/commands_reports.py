@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -36,6 +36,11 @@ from gpuprices.options import (
     warehouse_errors,
 )
 from gpuprices.output import Format
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from warehouse.frames import Rows
 
 
 def report(
@@ -120,14 +125,26 @@ def cheapest(
     outliers; the first of each GPU is the cheapest every view names. `stock` is each offer's
     stock state (? where its source does not say)."""
     from gpuprices import api
+    from warehouse.frames import held_query, relation_table
 
     where, money = place(region, geo), Money.of(currency)
-    frame = money.seen(api.cheapest(
-        gpu, min_vram=min_vram, tier=tier, pricing=pricing, provider=provider,
-        limit=None, include_unavailable=include_unavailable, in_stock=in_stock,
-        region=where.regions, geo=where.geos, currency=money.code, warehouse=warehouse),
-        day=datetime.now(UTC).date())
-    money.show(frame.head(limit), fmt, title=f"cheapest offers ({frame.height} match"
+    shown: pl.DataFrame | Rows
+    if fmt is Format.table and where.everywhere and not money.converting:
+        # the same question as api.cheapest, its first rows printed as DuckDB's (no polars)
+        with api.offer_table(gpu, min_vram=min_vram, tier=tier, pricing=pricing,
+                             provider=provider, include_unavailable=include_unavailable,
+                             in_stock=in_stock, warehouse=warehouse) as offers:
+            height = int(held_query(offers, "SELECT count(*) FROM {rows}").fetchall()[0][0])
+            shown = relation_table(held_query(offers,
+                                              f"SELECT * FROM {{rows}} LIMIT {int(limit)}"))
+    else:
+        frame = money.seen(api.cheapest(
+            gpu, min_vram=min_vram, tier=tier, pricing=pricing, provider=provider,
+            limit=None, include_unavailable=include_unavailable, in_stock=in_stock,
+            region=where.regions, geo=where.geos, currency=money.code, warehouse=warehouse),
+            day=datetime.now(UTC).date())
+        height, shown = frame.height, frame.head(limit)
+    money.show(shown, fmt, title=f"cheapest offers ({height} match"
                + (f", {where.describe()}" if not where.everywhere else "")
                + (", in stock" if in_stock else "") + ")", priority=CHEAPEST_PRIORITY)
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # a tier's name as an expression; the tiers themselves need no polars
+    import polars as pl
 
 TIERS_PATH = Path(__file__).with_name("tiers.toml")
 
@@ -25,6 +27,8 @@ def load_tiers(path: Path = TIERS_PATH) -> list[Tier]:
 
 def tier_expr(memory_col: str = "gpu_memory_gb", tiers: list[Tier] | None = None) -> pl.Expr:
     """A polars expression naming the tier of each row's per-GPU memory (null when none fits)."""
+    import polars as pl
+
     expr: pl.Expr = pl.lit(None, pl.String)
     for tier in reversed(tiers or load_tiers()):
         expr = (
@@ -42,3 +46,8 @@ def tier_sql(memory_col: str = "gpu_memory_gb", tiers: list[Tier] | None = None)
         for t in tiers or load_tiers()
     )
     return f"CASE {cases} END"
+
+
+def tiers_by_name() -> dict[str, Tier]:
+    """The VRAM tiers of tiers.toml, by name (what `cheapest --tier` accepts)."""
+    return {t.name: t for t in load_tiers()}

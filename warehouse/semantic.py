@@ -33,14 +33,16 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cache
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import duckdb
-import polars as pl
 
 from contract import DEFAULT_PRICING, pricing_set
 from warehouse.frames import sql_frame
 from warehouse.place import EVERYWHERE, Place, register
+
+if TYPE_CHECKING:  # polars where a frame is computed: the cheapest offers' SQL needs none
+    import polars as pl
 
 __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
@@ -262,6 +264,8 @@ class Prices:
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
         """The comparable offers, cheapest first (OFFER_ORDER)."""
+        import polars as pl
+
         chosen = pricing_set(pricing or self.pricing)
         if chosen not in self._comparable:  # a board asks ~40 times: sorted once
             self._comparable[chosen] = self.offers(chosen).filter(
@@ -272,6 +276,8 @@ class Prices:
                  gpu_models: list[str] | None = None,
                  providers: list[str] | None = None) -> pl.DataFrame:
         """The cheapest comparable offer per GPU model (one row each, cheapest first)."""
+        import polars as pl
+
         offers = self.comparable(pricing)
         if gpu_models:
             offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))

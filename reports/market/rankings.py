@@ -1,4 +1,5 @@
-"""The cheapest offers: the `cheapest` list, and the cheapest per VRAM tier (schemas/tiers.toml).
+"""The cheapest offers: the `cheapest` list (its one SQL question is reports.market.cheapest,
+re-exported here), and the cheapest per VRAM tier (schemas/tiers.toml).
 
 Both rank the comparable offers of warehouse.semantic (available, fresh, whole GPUs, the
 pricing set, no outliers) cheapest first, ties in OFFER_ORDER: the first offer of a GPU model
@@ -11,18 +12,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from contract import IN_STOCK
 from reports.markdown import money, table
-from schemas.tiers import Tier, load_tiers, tier_expr
+from reports.market.cheapest import cheapest_offers
+from schemas.tiers import Tier, load_tiers, tier_expr, tiers_by_name
 from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["cheapest_offers", "rankings_section", "stock_word", "tiers_by_name", "top_per_tier"]
-
-
-def tiers_by_name() -> dict[str, Tier]:
-    """The VRAM tiers of schemas/tiers.toml, by name (what `cheapest --tier` accepts)."""
-    return {t.name: t for t in load_tiers()}
 
 
 def top_per_tier(prices: Prices, *, per_tier: int = 5, tiers: list[Tier] | None = None,
@@ -87,31 +83,3 @@ def rankings_section(prices: Prices, tiers: list[Tier] | None = None, unit: Unit
     return "\n".join(parts)
 
 
-def cheapest_offers(
-    prices: Prices, *, gpu_models: list[str] | None = None, min_vram_gb: float | None = None,
-    tier: Tier | None = None, pricing: tuple[str, ...] | None = None,
-    providers: list[str] | None = None, include_unavailable: bool = False,
-    in_stock: bool = False,
-) -> pl.DataFrame:
-    """The comparable offers matching the filters, cheapest $/GPU-hour first; with
-    `include_unavailable`, the offers left out only for being unavailable follow them; with
-    `in_stock`, only the offers a source says can be rented now (available or low stock)."""
-    offers = prices.offers(pricing)
-    keep = pl.col("excluded").is_null()
-    if include_unavailable:
-        keep |= pl.col("excluded") == "unavailable"
-    if in_stock:
-        keep &= pl.col("stock").is_in(list(IN_STOCK))
-    offers = offers.filter(keep)
-    if gpu_models:
-        offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
-    if min_vram_gb:
-        offers = offers.filter(pl.col("gpu_memory_gb") >= min_vram_gb)
-    if tier:
-        offers = offers.filter(pl.col("gpu_memory_gb").is_between(tier.min_gb, tier.max_gb))
-    if providers:
-        offers = offers.filter(pl.col("provider").is_in(providers))
-    return offers.sort(pl.col("excluded").is_not_null(), *Prices.ORDER).select(
-        "gpu_model", "provider", "offering", "region", "pricing", "gpu_count", "gpu_memory_gb",
-        "price_usd_per_gpu_hour", "price_usd_per_hour", "available", "stock", "gpus_available",
-        "carried_days", "source")

@@ -1,6 +1,7 @@
-"""`sources` and `changes` print their terminal tables from DuckDB's rows (no polars: issue
-23's start-up); each table is the one the API's frame gives: for `sources` whatever the
-warehouse holds (runs, none, no file), for `changes` whatever is asked."""
+"""`sources`, `changes` and `cheapest` print their terminal tables from DuckDB's rows (no
+polars: issue 23's start-up); each table is the one the API's frame gives: for `sources`
+whatever the warehouse holds (runs, none, no file), for `changes` and `cheapest` whatever is
+asked."""
 
 from __future__ import annotations
 
@@ -88,3 +89,41 @@ def test_the_changes_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPa
     assert printed.output == capsys.readouterr().out
     if not asked:
         assert moves.height >= 3  # the demo's moves: rows are compared, not empty tables
+
+
+# `cheapest`'s table as the frame of gpuprices.api.cheapest gives it (the command's polars path,
+# which --region, --geo, --currency, csv and json still take).
+@pytest.mark.parametrize("asked", [
+    [], ["--limit", "3"], ["--gpu", "H100"], ["--gpu", "H100", "--gpu", "A100 80GB"],
+    ["--provider", "runpod"], ["--include-unavailable", "--limit", "100"], ["--in-stock"],
+    ["--min-vram", "48"], ["--tier", "80 GB"], ["--pricing", "spot", "--pricing", "on_demand"],
+    ["--gpu", "B200"],
+])
+def test_the_cheapest_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str],
+                                         asked: list[str]) -> None:
+    from gpuprices.commands_reports import CHEAPEST_PRIORITY
+
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["cheapest", *asked, "-w", str(demo)])
+    assert printed.exit_code == 0, printed.output
+    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
+              for flag in ("--gpu", "--provider", "--pricing", "--limit", "--min-vram",
+                           "--tier")}
+    options = {flag: found[0] for flag, found in values.items() if found}
+    limit = int(options.get("--limit", 20))
+    listed = values
+    offers = api.cheapest(listed["--gpu"] or None, provider=listed["--provider"] or None,
+                          pricing=listed["--pricing"] or None, limit=None,
+                          min_vram=float(options["--min-vram"]) if "--min-vram" in options
+                          else None, tier=options.get("--tier"),
+                          include_unavailable="--include-unavailable" in asked,
+                          in_stock="--in-stock" in asked, warehouse=demo)
+    capsys.readouterr()
+    print_frame(offers.head(limit), Format.table,
+                title=f"cheapest offers ({offers.height} match"
+                + (", in stock" if "--in-stock" in asked else "") + ")",
+                priority=CHEAPEST_PRIORITY)
+    assert printed.output == capsys.readouterr().out
+    if not asked:
+        assert offers.height >= 10  # the demo's offers: rows are compared, not empty tables

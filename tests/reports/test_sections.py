@@ -8,6 +8,8 @@ import duckdb
 import polars as pl
 import pytest
 
+from contract import IN_STOCK
+from reports.market.cheapest import OFFER_COLUMNS
 from reports.market.comparison import cheapest_cells, comparison_section
 from reports.market.fit import fit_matrix, fitting_offers, parse_params, vram_needed_gb
 from reports.market.moves import week_moves
@@ -17,6 +19,7 @@ from reports.market.rent_vs_buy import break_even
 from reports.market.scenarios import Scenario, evaluate, load_scenarios
 from reports.queries import reference_table
 from reports.weekly.changes import offering_diff
+from schemas.tiers import Tier
 from tests.reports.conftest import NOW, Builder, offer
 from warehouse.semantic import Prices
 
@@ -94,6 +97,51 @@ def test_cheapest_offers_filters(prices: Prices) -> None:
     assert big.height == 0  # its only offer is marked unavailable
     big = cheapest_offers(prices, min_vram_gb=48, providers=["runpod"], include_unavailable=True)
     assert rows(big, "offering", "available") == [("A100 80GB", False)]
+
+
+def _cheapest_as_first_written(prices: Prices, *, gpu_models: list[str] | None = None,
+                               min_vram_gb: float | None = None, tier: Tier | None = None,
+                               pricing: tuple[str, ...] | None = None,
+                               providers: list[str] | None = None,
+                               include_unavailable: bool = False,
+                               in_stock: bool = False) -> pl.DataFrame:
+    """The cheapest offers as polars computed them before the question became one SQL
+    statement (ties across models listed by model, as the SQL lists them)."""
+    offers = prices.offers(pricing)
+    keep = pl.col("excluded").is_null()
+    if include_unavailable:
+        keep |= pl.col("excluded") == "unavailable"
+    if in_stock:
+        keep &= pl.col("stock").is_in(list(IN_STOCK))
+    offers = offers.filter(keep)
+    if gpu_models:
+        offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
+    if min_vram_gb:
+        offers = offers.filter(pl.col("gpu_memory_gb") >= min_vram_gb)
+    if tier:
+        offers = offers.filter(pl.col("gpu_memory_gb").is_between(tier.min_gb, tier.max_gb))
+    if providers:
+        offers = offers.filter(pl.col("provider").is_in(providers))
+    return offers.sort(pl.col("excluded").is_not_null(), *Prices.ORDER, "gpu_model",
+                       maintain_order=True).select(OFFER_COLUMNS)
+
+
+@pytest.mark.parametrize("asked", [
+    {}, {"gpu_models": ["H100 SXM", "H100 PCIe", "H100 NVL"]}, {"min_vram_gb": 48},
+    {"min_vram_gb": 0.0}, {"providers": ["runpod"], "include_unavailable": True},
+    {"in_stock": True}, {"in_stock": True, "include_unavailable": True},
+    {"tier": Tier("32-80", 32, 80)}, {"pricing": ("spot", "on_demand")},
+    {"gpu_models": [], "providers": []},
+])
+def test_cheapest_offers_are_the_rule_as_first_written(prices: Prices,
+                                                       asked: dict[str, object]) -> None:
+    ours = cheapest_offers(prices, **asked)  # type: ignore[arg-type]
+    assert ours.equals(_cheapest_as_first_written(prices, **asked))  # type: ignore[arg-type]
+    if not asked:
+        assert ours.height >= 5  # rows are compared, not empty frames
+    earlier = Prices(prices.con, NOW - timedelta(days=7))
+    assert cheapest_offers(earlier, **asked).equals(  # type: ignore[arg-type]
+        _cheapest_as_first_written(earlier, **asked))  # type: ignore[arg-type]
 
 
 def test_week_over_week_moves_and_offerings(market: duckdb.DuckDBPyConnection) -> None:

@@ -3,8 +3,8 @@ so a heavy import at start cannot come back unseen. Each command runs in its own
 the demo warehouse; the modules it loaded are read from sys.modules as it exits.
 
 polars is left out of the check where the command computes with it (every answer but those
-of `query`, `sources` and `changes` is a polars frame). numpy is the index engine's: reading
-fixed days never loads it (only a day not yet fixed is computed)."""
+of `query`, `sources`, `changes` and `cheapest` is a polars frame). numpy is the index
+engine's: reading fixed days never loads it (only a day not yet fixed is computed)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "
          "prefect", "matplotlib", "msgspec", "hashlib")
 # Why a command may still load one: polars where it computes the answer, rich where the
 # answer is not a plain ASCII table. `query` reads a view's timestamps, `sources` its
-# source_status and `changes` its moves (everywhere, in USD) without polars
+# source_status, and `changes` its moves and `cheapest` its offers (everywhere, in USD)
+# without polars
 # (warehouse.frames.relation_rows). `sources` imports every scraper module, yet neither polars
 # (imported where a payload is parsed), msgspec (Vast.ai's typed decode, where its payload is
 # parsed: scrapers._vastai_offers), httpx (where a request is made: scrapers.http) nor bs4
@@ -34,7 +35,7 @@ HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "
 ALLOWED: dict[str, set[str]] = {
     "query": set(),
     "sources": set(),
-    "cheapest": {"polars"},
+    "cheapest": set(),
     "market": {"polars"},
     "history": {"polars"},
     "changes": set(),
