@@ -112,9 +112,8 @@ def test_the_cheapest_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyP
                            "--tier")}
     options = {flag: found[0] for flag, found in values.items() if found}
     limit = int(options.get("--limit", 20))
-    listed = values
-    offers = api.cheapest(listed["--gpu"] or None, provider=listed["--provider"] or None,
-                          pricing=listed["--pricing"] or None, limit=None,
+    offers = api.cheapest(values["--gpu"] or None, provider=values["--provider"] or None,
+                          pricing=values["--pricing"] or None, limit=None,
                           min_vram=float(options["--min-vram"]) if "--min-vram" in options
                           else None, tier=options.get("--tier"),
                           include_unavailable="--include-unavailable" in asked,
