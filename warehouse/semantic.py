@@ -47,7 +47,8 @@ if TYPE_CHECKING:  # polars where a frame is computed: the cheapest offers' SQL 
 __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
     "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end", "end_of_day",
-    "load_market_config", "load_segments", "offers_params", "offers_sql", "placed",
+    "load_market_config", "load_segments", "offers_params", "offers_query", "offers_sql",
+    "placed",
     "pricing_set", "segment_params",
 ]
 
@@ -208,6 +209,19 @@ def offers_params(pricing: tuple[str, ...], config: MarketConfig | None = None,
             **models}
 
 
+def offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
+                 pricing: Sequence[str] | None = None, *, place: Place = EVERYWHERE,
+                 gpu_models: Sequence[str] | None = None, config: MarketConfig | None = None,
+                 segments: dict[str, str] | None = None) -> tuple[str, dict[str, object]]:
+    """OFFERS standing at `as_of`, of the pricing set, in `place` (of `gpu_models` alone when
+    named), and its parameters: the SQL a question wraps (filters, an order, the cheapest)
+    and binds with its own parameters added (bind)."""
+    place = placed(con, place)
+    return (offers_sql(place=place, of_models=gpu_models is not None),
+            {"as_of": as_of, **offers_params(pricing_set(tuple(pricing or ())), config,
+                                             segments, place, gpu_models)})
+
+
 def placed(con: duckdb.DuckDBPyConnection, place: Place) -> Place:
     """`place`, with what its SQL needs added to `con` (the region_geo function)."""
     if place.geos:
@@ -253,13 +267,11 @@ class Prices:
         """Every offer standing at as_of, with why it is not comparable (`excluded`)."""
         chosen = pricing_set(pricing or self.pricing)
         if chosen not in self._offers:
-            place = placed(self.con, self.place)
-            of_models = self.gpu_models is not None
-            sql = (f"SELECT * FROM ({offers_sql(place=place, of_models=of_models)}) "
-                   f"ORDER BY gpu_model, {_ORDER_SQL}")
-            self._offers[chosen] = sql_frame(self.con, sql, bind(sql, {
-                "as_of": self.as_of, **offers_params(chosen, self.config, self.segments, place,
-                                                     self.gpu_models)}))
+            offers, params = offers_query(self.con, self.as_of, chosen, place=self.place,
+                                          gpu_models=self.gpu_models, config=self.config,
+                                          segments=self.segments)
+            sql = f"SELECT * FROM ({offers}) ORDER BY gpu_model, {_ORDER_SQL}"
+            self._offers[chosen] = sql_frame(self.con, sql, bind(sql, params))
         return self._offers[chosen]
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
@@ -317,8 +329,6 @@ def cheapest_at(con: duckdb.DuckDBPyConnection, as_of: datetime,
     time)."""
     # the models' offers alone, as Prices.gpu_models reads them (a day-by-day history asks
     # this once a day)
-    sql = CHEAPEST.format(offers=offers_sql(place=placed(con, place),
-                                            of_models=gpu_models is not None))
-    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "only": providers,
-                                          **offers_params(pricing_set(pricing), place=place,
-                                                          gpu_models=gpu_models)}))
+    offers, params = offers_query(con, as_of, pricing, place=place, gpu_models=gpu_models)
+    sql = CHEAPEST.format(offers=offers)
+    return sql_frame(con, sql, bind(sql, {**params, "only": providers}))

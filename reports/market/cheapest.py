@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from contract import IN_STOCK, pricing_set
+from contract import IN_STOCK
 from warehouse.frames import sql_frame
 from warehouse.place import EVERYWHERE, Place
-from warehouse.semantic import OFFER_ORDER, bind, offers_params, offers_sql, placed
+from warehouse.semantic import OFFER_ORDER, bind, offers_query
 
 if TYPE_CHECKING:
     import duckdb
@@ -59,11 +59,10 @@ def cheapest_offers_query(
     """The SQL and parameters of the offers standing at `as_of` that match: the offers of
     `pricing` in `place` (`of_models`: read those models' offers alone, as
     Prices(gpu_models=) does), then the filters. An empty list or a zero filters nothing."""
-    sql = CHEAPEST_OFFERS.format(offers=offers_sql(place=placed(con, place),
-                                                   of_models=of_models is not None))
-    params = {
-        "as_of": as_of,
-        **offers_params(pricing_set(pricing), config, segments, place, of_models),
+    offers, params = offers_query(con, as_of, pricing, place=place, gpu_models=of_models,
+                                  config=config, segments=segments)
+    sql = CHEAPEST_OFFERS.format(offers=offers)
+    params |= {
         "with_unavailable": include_unavailable,
         "stock_states": list(IN_STOCK) if in_stock else None,
         "asked_models": list(gpu_models) if gpu_models else None,

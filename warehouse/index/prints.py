@@ -27,7 +27,7 @@ import polars as pl
 from schemas.regions import with_geo
 from warehouse.frames import sql_frame
 from warehouse.index.params import IndexParams
-from warehouse.semantic import ALL, bind, offers_params, offers_sql
+from warehouse.semantic import ALL, bind, offers_query
 
 __all__ = ["INPUTS_SQL", "PRINT_SCHEMA", "SERIES_KEY", "SeriesScope", "candidate_offers",
            "day_inputs", "day_prints", "prints_of"]
@@ -88,12 +88,11 @@ def candidate_offers(con: duckdb.DuckDBPyConnection, as_of: datetime, params: In
                      gpu_models: Sequence[str] | None = None) -> pl.DataFrame:
     """The fresh comparable offers at `as_of` in any pricing kind an index kind counts (of
     `gpu_models` alone when given: every rule of the offers reads offers of the same model)."""
-    sql = (f"SELECT {_OFFER_COLUMNS} FROM ({offers_sql(of_models=gpu_models is not None)}) "
+    offers, asked = offers_query(con, as_of, params.pricing, gpu_models=gpu_models)
+    sql = (f"SELECT {_OFFER_COLUMNS} FROM ({offers}) "
            f"WHERE (excluded IS NULL OR list_contains($judged, excluded)) "
            f"AND carried_days = 0")
-    return sql_frame(con, sql, bind(sql, {"as_of": as_of, "judged": list(_INDEX_JUDGES),
-                                          **offers_params(params.pricing,
-                                                          gpu_models=gpu_models)}))
+    return sql_frame(con, sql, bind(sql, {**asked, "judged": list(_INDEX_JUDGES)}))
 
 
 def prints_of(offers: pl.DataFrame, params: IndexParams) -> pl.DataFrame:
