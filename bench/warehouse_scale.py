@@ -61,7 +61,7 @@ def questions(end: datetime, days: int, offering: str) -> list[Question]:
     def report_queries(con: duckdb.DuckDBPyConnection) -> int:
         from reports.charts import series_models
         from warehouse.semantic import Prices
-        from warehouse.semantic_daily import cheapest_history
+        from warehouse.semantic_history import cheapest_history
 
         when = end + timedelta(hours=6)
         models = [m for group in series_models().values() for m in group]

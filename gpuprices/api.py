@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from warehouse.export import ExportResult
+    from warehouse.frames import Rows
     from warehouse.fx import Unit
     from warehouse.place import Place
     from warehouse.semantic import Prices
@@ -327,6 +328,23 @@ def value(metric: str = "pflop", gpu: Names = None, *, limit: int | None = 20,
                        _where(region, geo), currency, gpu_models=models), count)
 
 
+@contextmanager
+def value_table(metric: str = "pflop", gpu: Names = None, *, pricing: Names = None,
+                warehouse: WarehousePath = None) -> Iterator[duckdb.DuckDBPyRelation]:
+    """The offers `value` ranks everywhere, in USD: every one, best first, as one DuckDB
+    relation (read it inside the block). The CLI's table prints its rows without polars
+    (start-up: issue 23); `value` asks the same question (reports.market.value)."""
+    from reports.market.value import METRICS, price_performance_query
+
+    inputs.one_of("metric", metric, METRICS)
+    models = inputs.gpu_models(gpu)
+    with connection(warehouse) as con:
+        sql, params = price_performance_query(con, datetime.now(UTC), metric,
+                                              pricing=inputs.pricing_kinds(pricing),
+                                              of_models=models, gpu_models=models)
+        yield con.sql(sql, params=params)
+
+
 def cluster(gpu: Names, *, gpus: int = 512, days: int = 90, pricing: Names = None,
             region: Names = None, geo: Names = None, currency: str | None = None,
             warehouse: WarehousePath = None) -> pl.DataFrame:
@@ -522,9 +540,37 @@ def history(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names 
                                until=until, pricing=inputs.pricing_kinds(pricing),
                                providers=_names(provider), now=now, place=where)
         if points.height == 0:
-            raise NoAnswer(f"no {gpu} prices in the last {days} days"
-                           + (f" ({where.describe()})" if not where.everywhere else ""))
+            raise NoAnswer(_no_history(gpu, days, where))
         return in_currency(con, points, code, day_column="day")
+
+
+def history_table(gpu: str, *, days: int = 90, provider: Names = None, pricing: Names = None,
+                  region: Names = None, geo: Names = None, warehouse: WarehousePath = None
+                  ) -> Rows | pl.DataFrame:
+    """The points `history` answers, in USD, as DuckDB's rows (no polars: the CLI's table;
+    start-up, issue 23), or a frame where a column's values could print otherwise
+    (warehouse.frames.relation_table). The same question as `history`
+    (reports.market.history.series_points, warehouse.semantic_history.points_query)."""
+    from warehouse.frames import held_query, relation_table
+    from warehouse.semantic_history import points_query
+
+    models = inputs.gpu_models([gpu]) or []
+    inputs.HISTORY_DAYS.check("days", days)
+    where = _where(region, geo)
+    now = datetime.now(UTC)
+    with connection(warehouse) as con:
+        sql, params = points_query(con, models, since=now.date() - timedelta(days=int(days)),
+                                   until=now.date(), pricing=inputs.pricing_kinds(pricing),
+                                   providers=_names(provider), now=now, place=where)
+        points = relation_table(held_query(con.sql(sql, params=params), "SELECT * FROM {rows}"))
+    if points.height == 0:
+        raise NoAnswer(_no_history(gpu, days, where))
+    return points
+
+
+def _no_history(gpu: str, days: int, where: Place) -> str:
+    return (f"no {gpu} prices in the last {days} days"
+            + (f" ({where.describe()})" if not where.everywhere else ""))
 
 
 @contextmanager

@@ -304,23 +304,34 @@ def history(
 ) -> None:
     """Cheapest comparable offer per day for GPU, with the source and capture of every point
     (today's point is what `cheapest` answers now; --currency: each day at its own rate)."""
-    import polars as pl
-
     from gpuprices import api
     from reports.charts import plot_daily, sparkline
+    from warehouse.frames import Rows
 
     where, money = place(region, geo), Money.of(currency)
-    points = money.seen(api.history(gpu, days=days, provider=provider, pricing=pricing,
-                                    region=where.regions, geo=where.geos,
-                                    currency=money.code, warehouse=warehouse),
-                        day_column="day")
+    points: pl.DataFrame | Rows
+    if fmt is Format.table and not money.converting and plot is None:
+        # the same question as api.history, its rows printed as DuckDB's (no polars)
+        points = api.history_table(gpu, days=days, provider=provider, pricing=pricing,
+                                   region=where.regions, geo=where.geos, warehouse=warehouse)
+    else:
+        points = money.seen(api.history(gpu, days=days, provider=provider, pricing=pricing,
+                                        region=where.regions, geo=where.geos,
+                                        currency=money.code, warehouse=warehouse),
+                            day_column="day")
     shown = ", ".join([*(pricing or ()), *([where.describe()] if not where.everywhere else [])])
     money.show(points, fmt, title=f"cheapest {gpu} per day ({shown})")
-    values = points[money.label(POINT)].drop_nulls().to_list()
+    if isinstance(points, Rows):
+        at = points.columns.index(POINT)
+        values = [row[at] for row in points.rows if row[at] is not None]
+    else:
+        values = points[money.label(POINT)].drop_nulls().to_list()
     if fmt is Format.table and values:
         typer.echo(money.label(f"{sparkline(values)}  ${min(values):.2f} .. ${max(values):.2f} "
                                "per GPU-hour"))
-    if plot is not None:
+    if plot is not None and not isinstance(points, Rows):
+        import polars as pl
+
         series = points.select(pl.lit(gpu).alias("series"), "day",
                                pl.col(money.label(POINT)).alias("usd_per_gpu_hour"))  # plot_daily
         plot_daily(series, plot, title=money.label(f"Cheapest {gpu} $/GPU-hour per day"))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from gpuprices.money import Money
 from gpuprices.options import (
     CurrencyOpt,
     DayOpt,
@@ -85,6 +86,18 @@ def index(
     fixed in USD)."""
     if ctx.invoked_subcommand:
         return
+    from schemas.regions import GEOGRAPHIES
+
+    _choice("kind", kind, KINDS)
+    if geo != "all":
+        _choice("geo", geo, list(GEOGRAPHIES))
+    gpu_models, chosen = models(gpu), the_day(day)
+    series = {"kind": None if kind == "all" or terms else kind,
+              "segment": None if scopes else segment, "geo": None if scopes else geo}
+    if (fmt is Format.table and not Money.of(currency).converting
+            and not (terms or votes or revisions)
+            and _published_table(warehouse, chosen, gpu_models, series)):
+        return
     from gpuprices.api import unit_on
     from reports.index.tables import (
         INDEX_AMOUNTS,
@@ -93,19 +106,12 @@ def index(
         term_curve,
         votes_table,
     )
-    from schemas.regions import GEOGRAPHIES
     from warehouse.index.read import fixings_of
     from warehouse.index.store import read_revisions
 
-    _choice("kind", kind, KINDS)
-    if geo != "all":
-        _choice("geo", geo, list(GEOGRAPHIES))
-    gpu_models, chosen = models(gpu), the_day(day)
     with read_warehouse(warehouse) as con:
-        frame, vote_rows, published = fixings_of(
-            con, chosen, now=datetime.now(UTC), gpu_models=gpu_models,
-            kind=None if kind == "all" or terms else kind,
-            segment=None if scopes else segment, geo=None if scopes else geo)
+        frame, vote_rows, published = fixings_of(con, chosen, now=datetime.now(UTC),
+                                                 gpu_models=gpu_models, **series)
         changed = read_revisions(con, chosen) if revisions else None
         unit = unit_on(con, currency, chosen)
     frame = unit.convert(frame, INDEX_AMOUNTS)
@@ -119,7 +125,7 @@ def index(
         _rate_note(unit, fmt)
         return
     shown = fixings_table(frame) if fmt is Format.table else frame
-    title = f"GPU price index {money} on {chosen}" + ("" if published else " (indicative)")
+    title = _title(money, chosen, published)
     if not votes and changed is None:
         print_frame(shown, fmt, title=title)
         _rate_note(unit, fmt)
@@ -136,6 +142,29 @@ def index(
                          changed))
     print_frames(sections, fmt)
     _rate_note(unit, fmt)
+
+
+def _title(money: str, day: date, published: bool) -> str:
+    return f"GPU price index {money} on {day}" + ("" if published else " (indicative)")
+
+
+def _published_table(warehouse: Path | None, day: date, gpu_models: list[str] | None,
+                     series: dict[str, str | None]) -> bool:
+    """Print the fixings of a fixed `day` in USD as DuckDB's rows (no polars: start-up,
+    issue 23), the table fixings_table makes (FIXINGS_TABLE); False, printing nothing, for a
+    day not fixed yet (computed, indicative)."""
+    from reports.index.tables import FIXINGS_TABLE
+    from warehouse.frames import held_query, relation_table
+    from warehouse.index.store import day_record, fixings_query
+
+    with read_warehouse(warehouse) as con:
+        if day_record(con, day) is None:
+            return False
+        sql, params = fixings_query(days=[day], gpu_models=gpu_models, **series)
+        shown = relation_table(held_query(con.sql(FIXINGS_TABLE.format(fixings=sql),
+                                                  params=params), "SELECT * FROM {rows}"))
+    print_frame(shown, Format.table, title=_title("$/GPU-hour", day, True))
+    return True
 
 
 def _rate_note(unit: Unit, fmt: Format) -> None:

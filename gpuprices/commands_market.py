@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -31,6 +31,11 @@ from gpuprices.options import (
     writable_warehouse,
 )
 from gpuprices.output import Format
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from warehouse.frames import Rows
 
 __all__ = ["register"]
 
@@ -177,14 +182,24 @@ def value(
     """Price-performance ranking of comparable offers: $ per PFLOP, GB or TB/s an hour."""
     from gpuprices import api
     from reports.market.value import METRICS
+    from warehouse.frames import held_query, relation_table
 
     if metric not in METRICS:
         raise fail(f"--metric is one of {', '.join(METRICS)}, not {metric!r}", 2)
     where, money = place(region, geo), Money.of(currency)
-    ranked = api.value(metric, gpu, limit=None, pricing=pricing, region=where.regions,
-                       geo=where.geos, currency=money.code, warehouse=warehouse)
-    money.show(money.seen(ranked.head(limit), day=datetime.now(UTC).date()), fmt,
-               title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
+    shown: pl.DataFrame | Rows
+    if fmt is Format.table and where.everywhere and not money.converting:
+        # the same question as api.value, its first rows printed as DuckDB's (no polars)
+        with api.value_table(metric, gpu, pricing=pricing, warehouse=warehouse) as ranked:
+            height = int(held_query(ranked, "SELECT count(*) FROM {rows}").fetchall()[0][0])
+            shown = relation_table(held_query(ranked,
+                                              f"SELECT * FROM {{rows}} LIMIT {int(limit)}"))
+    else:
+        frame = api.value(metric, gpu, limit=None, pricing=pricing, region=where.regions,
+                          geo=where.geos, currency=money.code, warehouse=warehouse)
+        height, shown = frame.height, money.seen(frame.head(limit),
+                                                 day=datetime.now(UTC).date())
+    money.show(shown, fmt, title=f"best {METRICS[metric][1]} ({height} offers)")
 
 
 def cluster(

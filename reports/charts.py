@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from contract.files import write_bytes_atomic
 from reports.linechart import Line, draw_png
 from schemas.names import resolve_gpu
+
+if TYPE_CHECKING:  # polars where a series is made: `history` prints its sparkline without it
+    import polars as pl
 
 # label -> GPU names (models or families) whose cheapest price that day is the series' point
 CHART_SERIES: dict[str, tuple[str, ...]] = {
@@ -32,6 +34,8 @@ def series_models() -> dict[str, list[str]]:
 
 def chart_series(history: pl.DataFrame) -> pl.DataFrame:
     """(series, day, usd_per_gpu_hour) from cheapest_history rows."""
+    import polars as pl
+
     frames = [
         history.filter(pl.col("gpu_model").is_in(models))
         .group_by("day").agg(pl.col("price_usd_per_gpu_hour").min().alias("usd_per_gpu_hour"))

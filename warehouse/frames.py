@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = ["Rows", "held_query", "relation_frame", "relation_rows", "relation_table",
-           "scanned_once", "sql_frame", "temp_table"]
+           "rounded_sql", "scanned_once", "sql_frame", "temp_table"]
 
 # DuckDB column types whose Python values (fetchall) print as the values polars gives for
 # them (iter_rows): a small answer of only these prints without polars. A HUGEINT is an int
@@ -51,6 +51,15 @@ class Rows:
 
     def head(self, n: int) -> Rows:
         return Rows(self.columns, self.numeric, self.rows[:n])
+
+
+def rounded_sql(expression: str, decimals: int) -> str:
+    """SQL rounding a DOUBLE `expression` to `decimals` places as polars' `round` does (half
+    to even, of the value times 10^decimals), so a table printed from DuckDB's rows shows the
+    value a polars frame showed. DuckDB's round (half away from zero) and round_even(x, d)
+    differ from it on some ties (81.01685 to 4 places; tests/reports/test_history_query.py)."""
+    scale = f"{10 ** decimals}::DOUBLE"
+    return f"(round_even(({expression}) * {scale}, 0) / {scale})"
 
 
 def relation_frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:

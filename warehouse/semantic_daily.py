@@ -14,9 +14,7 @@ every derived table), from the first day the append changed to the last day with
   on which some source's prices are fresh, carried-forward days included.
 
 A day's values are the prices as they stood at its end (or at `now`, for today), so the days
-before the first changed day stand. `cheapest_history` reads daily_cheapest, and computes the
-same query day by day for another pricing set or a few providers; today's point is always the
-live answer (the one `cheapest` gives).
+before the first changed day stand. warehouse.semantic_history reads daily_cheapest.
 """
 
 from __future__ import annotations
@@ -25,24 +23,18 @@ import math
 from datetime import UTC, date, datetime, timedelta
 
 import duckdb
-import polars as pl
 
-from contract import DEFAULT_PRICING, STALE_AFTER_H
-from warehouse.frames import sql_frame
-from warehouse.place import EVERYWHERE, Place
+from contract import STALE_AFTER_H
 from warehouse.semantic import (
     OFFER_ORDER,
     MarketConfig,
     bind,
-    cheapest_at,
     day_end,
     offers_sql,
-    pricing_set,
 )
 from warehouse.semantic_market import MARKET, PROVIDERS, market_params
 
-__all__ = ["DERIVED_TABLES", "TEMP_TABLE_DAYS", "WINDOW_DAYS", "cheapest_history", "refresh_days",
-           "segment_history"]
+__all__ = ["DERIVED_TABLES", "TEMP_TABLE_DAYS", "WINDOW_DAYS", "refresh_days"]
 
 DERIVED_TABLES = ("daily_source", "daily_move", "daily_cheapest_segment", "market_price",
                   "market_provider_price")
@@ -73,13 +65,6 @@ _COUNTED_MOVES = """
 _DAY_COLUMNS = ("provider, gpu_model, pricing, source, segment, offering, region, gpu_count, "
                 "price_usd_per_hour, price_usd_per_gpu_hour, capture_id, observed_at, "
                 "carried_days, excluded")
-_COLUMNS = {"day": pl.Date, "gpu_model": pl.String, "price_usd_per_gpu_hour": pl.Float64,
-            "provider": pl.String, "offering": pl.String, "region": pl.String,
-            "pricing": pl.String, "gpu_count": pl.Float64, "price_usd_per_hour": pl.Float64,
-            "source": pl.String, "capture_id": pl.String,
-            "observed_at": pl.Datetime("us", "UTC")}
-
-
 def _days(con: duckdb.DuckDBPyConnection, since: date, today: date) -> tuple[set[date], set[date]]:
     """(observed days, priced days) from `since` to `today`: the days some source has prices
     for (daily_price), and the days some source's prices are fresh on: a confirming run saw
@@ -146,61 +131,3 @@ def refresh_days(con: duckdb.DuckDBPyConnection, since: date | None, *,
         con.execute("DROP TABLE _day_offers")
     con.execute(_COUNTED_MOVES, {"since": since, "today": today})
     return days
-
-
-def cheapest_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, since: date,
-                     until: date, pricing: tuple[str, ...] | None = None,
-                     providers: list[str] | None = None, per_model: bool = False,
-                     now: datetime | None = None, place: Place = EVERYWHERE) -> pl.DataFrame:
-    """The cheapest comparable offer per observed day (per GPU model with `per_model`, else
-    the cheapest of `gpu_models` that day), with where it came from. Days before today are
-    read from daily_cheapest (default pricing set, every provider, everywhere) or computed the
-    same way (another pricing set, a few providers, a place); today's point is the live
-    cheapest at `now`."""
-    now = now or datetime.now(UTC)
-    today = now.astimezone(UTC).date()
-    chosen = pricing_set(pricing)
-    if chosen == DEFAULT_PRICING and not providers and place.everywhere:
-        past = sql_frame(
-            con, "SELECT day, gpu_model, price_usd_per_gpu_hour, provider, offering, region, "
-            "pricing, gpu_count, price_usd_per_hour, source, capture_id, observed_at "
-            "FROM daily_cheapest "
-            "WHERE day BETWEEN $since AND $until AND day < $today "
-            "AND list_contains($models, gpu_model)",
-            {"since": since, "until": until, "today": today, "models": gpu_models})
-        frames = [past.cast(_COLUMNS)]
-    else:
-        days = con.execute("SELECT DISTINCT day FROM daily_price WHERE day BETWEEN $since "
-                           "AND $until AND day < $today ORDER BY day",
-                           {"since": since, "until": until, "today": today}).fetchall()
-        frames = [_cheapest_rows(con, day_end(day, now), day, chosen, gpu_models, providers,
-                                 place) for (day,) in days]
-    if since <= today <= until:
-        frames.append(_cheapest_rows(con, now, today, chosen, gpu_models, providers, place))
-    rows = pl.concat(frames) if frames else pl.DataFrame(schema=_COLUMNS)
-    keys = ["day", "gpu_model"] if per_model else ["day"]
-    return (rows.sort(*keys, "price_usd_per_gpu_hour", "provider", "offering", "region",
-                      "pricing")
-            .group_by(keys, maintain_order=True).first().sort(keys))
-
-
-def _cheapest_rows(con: duckdb.DuckDBPyConnection, as_of: datetime, day: date,
-                   pricing: tuple[str, ...], gpu_models: list[str],
-                   providers: list[str] | None, place: Place = EVERYWHERE) -> pl.DataFrame:
-    rows = cheapest_at(con, as_of, pricing, gpu_models=gpu_models, providers=providers,
-                       place=place)
-    return rows.select(
-        pl.lit(day).alias("day"), "gpu_model", "price_usd_per_gpu_hour", "provider",
-        "offering", "region", "pricing", "gpu_count", "price_usd_per_hour", "source",
-        "capture_id", "observed_at").cast(_COLUMNS)
-
-
-def segment_history(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *,
-                    until: date) -> pl.DataFrame:
-    """daily_cheapest_segment rows up to `until`: the cheapest comparable offer per GPU model,
-    provider segment and observed day (the board's history lines)."""
-    return sql_frame(
-        con, "SELECT gpu_model, segment, day, price_usd_per_gpu_hour, provider, offering, "
-        "source "
-        "FROM daily_cheapest_segment WHERE day <= $until AND list_contains($models, gpu_model) "
-        "ORDER BY gpu_model, segment, day", {"until": until, "models": gpu_models})

@@ -3,15 +3,18 @@ number is a stored fixing or one computed by warehouse/index the same way)."""
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import TYPE_CHECKING
 
-import polars as pl
+from warehouse.frames import rounded_sql, scanned_once, sql_frame
 
 if TYPE_CHECKING:  # reproducing parses archives (pandera, httpx): never a plain `index` read
+    import polars as pl  # where a frame is shaped: a fixed day's table prints without it
+
     from warehouse.index.reproduce import Reproduction
 
-__all__ = ["INDEX_AMOUNTS", "VOTE_AMOUNTS", "fixings_table", "kind_label", "reproduce_lines",
-           "term_curve", "votes_table"]
+__all__ = ["FIXINGS_TABLE", "INDEX_AMOUNTS", "VOTE_AMOUNTS", "fixings_table", "kind_label",
+           "reproduce_lines", "term_curve", "votes_table"]
 
 # The USD amounts of a fixing and of a vote (--currency converts them; the index is fixed in USD).
 INDEX_AMOUNTS = ("value", "band_low", "band_high")
@@ -20,26 +23,41 @@ VOTE_AMOUNTS = ("value", "sd")
 
 def kind_label() -> pl.Expr:
     """on_demand, spot, or "reserved 12m"."""
+    import polars as pl
+
     return (pl.when(pl.col("kind") == "reserved")
             .then(pl.format("reserved {}m", pl.col("term_months")))
             .otherwise(pl.col("kind")))
 
 
+# One row per fixing as `index` shows it, over `{fixings}` (rows with index_fixing's
+# columns): the value and band rounded to 4 places as polars rounds (rounded_sql; a DOUBLE
+# prints as polars formats it), the band only where there is an index.
+FIXINGS_TABLE = f"""
+SELECT day, gpu_model AS gpu,
+       CASE WHEN kind = 'reserved' THEN 'reserved ' || term_months || 'm' ELSE kind END
+           AS kind,
+       segment, geo, {rounded_sql("value", 4)} AS "index",
+       CASE WHEN value IS NOT NULL THEN {rounded_sql("band_low", 4)}::VARCHAR || '-'
+                                        || {rounded_sql("band_high", 4)}::VARCHAR END AS band,
+       panel, carried, flagged, withheld_reason AS "no index because", method_version AS method
+FROM ({{fixings}})
+"""
+
+
 def fixings_table(fixings: pl.DataFrame) -> pl.DataFrame:
     """One row per fixing: the value, its band, the panel (carried votes counted in it), the
-    votes kept out, why there is no index, the methodology version."""
-    return fixings.select(
-        "day", pl.col("gpu_model").alias("gpu"), kind_label().alias("kind"), "segment", "geo",
-        pl.col("value").round(4).alias("index"),
-        pl.when(pl.col("value").is_not_null())
-        .then(pl.format("{}-{}", pl.col("band_low").round(4), pl.col("band_high").round(4)))
-        .alias("band"),
-        "panel", "carried", "flagged", pl.col("withheld_reason").alias("no index because"),
-        pl.col("method_version").alias("method"))
+    votes kept out, why there is no index, the methodology version (FIXINGS_TABLE)."""
+    import duckdb
+
+    with closing(duckdb.connect()) as con, scanned_once(con, "_fixings", fixings):
+        return sql_frame(con, FIXINGS_TABLE.format(fixings="SELECT * FROM _fixings"))
 
 
 def votes_table(votes: pl.DataFrame) -> pl.DataFrame:
     """Every vote of a fixing: the provider's print, its spread and weight, its flags."""
+    import polars as pl
+
     return votes.select(
         "provider", pl.col("provider_segment").alias("segment"),
         pl.col("value").round(4).alias("print"),
@@ -54,6 +72,8 @@ def votes_table(votes: pl.DataFrame) -> pl.DataFrame:
 
 def term_curve(fixings: pl.DataFrame) -> pl.DataFrame:
     """Per GPU: the on-demand index, spot, and each reserved term's index (NULL: no index)."""
+    import polars as pl
+
     rows = fixings.filter((pl.col("segment") == "all") & (pl.col("geo") == "all")).with_columns(
         kind_label().alias("label"))
     if rows.height == 0:

@@ -1,7 +1,7 @@
 """Price history you can ask about: a GPU's cheapest price per day with each point's
 provenance, and the list of price moves. Both read the semantic layer: the cheapest per day
-(warehouse.semantic_daily, today's point = the live cheapest) and the price_move view (moves of
-the source that speaks for each offering)."""
+(warehouse.semantic_history, today's point = the live cheapest) and the price_move view (moves
+of the source that speaks for each offering)."""
 
 from __future__ import annotations
 
@@ -31,14 +31,14 @@ def series_points(con: duckdb.DuckDBPyConnection, gpu_models: list[str], *, sinc
     import polars as pl
 
     from warehouse.place import EVERYWHERE
-    from warehouse.semantic_daily import cheapest_history
+    from warehouse.semantic_history import drop_computed, points_query
 
-    points = cheapest_history(con, gpu_models, since=since, until=until, pricing=pricing,
-                              providers=providers, now=now, place=place or EVERYWHERE)
-    return points.select(
-        "day", pl.col("price_usd_per_gpu_hour").round(4), "gpu_model", "provider", "offering",
-        "region", "pricing", "source", pl.col("capture_id").str.slice(0, 12).alias("capture"),
-        "observed_at")
+    sql, params = points_query(con, gpu_models, since=since, until=until, pricing=pricing,
+                               providers=providers, now=now, place=place or EVERYWHERE)
+    try:
+        return sql_frame(con, sql, params).cast({"observed_at": pl.Datetime("us", "UTC")})
+    finally:
+        drop_computed(con)
 
 
 def moves_query(*, since: date, gpu_models: list[str] | None = None,

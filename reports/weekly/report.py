@@ -47,7 +47,7 @@ from schemas.fx import MAX_RATE_AGE_DAYS, no_rate_reason
 from schemas.tiers import Tier
 from warehouse.fx import Unit, in_currency, unit_of
 from warehouse.semantic import Prices, at_moment
-from warehouse.semantic_daily import cheapest_history
+from warehouse.semantic_history import cheapest_history
 
 __all__ = ["HISTORY_DAYS", "NoRateError", "WeeklyReport", "artifact_key", "build_report",
            "file_stem", "report_as_of", "unit_of_report", "week_label", "write_report"]

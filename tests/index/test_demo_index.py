@@ -275,3 +275,40 @@ def test_the_index_page_shows_the_last_year_and_says_where_the_rest_is(demo: Pat
         assert days and min(days) >= start.isoformat(), figure["gpu"]
         assert figure["days"] == len(days)
     assert f"every day since the first fixing ({first.isoformat()})" in html
+
+
+def _fixings_table_as_first_written(fixings: pl.DataFrame) -> pl.DataFrame:
+    """`index`'s table as polars made it before it became one SQL statement."""
+    kind = (pl.when(pl.col("kind") == "reserved")
+            .then(pl.format("reserved {}m", pl.col("term_months"))).otherwise(pl.col("kind")))
+    return fixings.select(
+        "day", pl.col("gpu_model").alias("gpu"), kind.alias("kind"), "segment", "geo",
+        pl.col("value").round(4).alias("index"),
+        pl.when(pl.col("value").is_not_null())
+        .then(pl.format("{}-{}", pl.col("band_low").round(4), pl.col("band_high").round(4)))
+        .alias("band"),
+        "panel", "carried", "flagged", pl.col("withheld_reason").alias("no index because"),
+        pl.col("method_version").alias("method"))
+
+
+def test_the_fixings_table_is_the_presentation_as_first_written(demo: Path) -> None:
+    from reports.index.tables import FIXINGS_TABLE, fixings_table
+    from warehouse.index.store import fixings_query
+
+    con = connect_read_only(demo)
+    try:
+        every = read_fixings(con)  # every day, kind, segment and geography
+        sql, params = fixings_query()
+        stored = pl.DataFrame(con.sql(FIXINGS_TABLE.format(fixings=sql), params=params))
+    finally:
+        con.close()
+    expected = _fixings_table_as_first_written(every)
+    assert every.height > 500 and every["band_low"].null_count() < every.height
+    assert fixings_table(every).equals(expected)  # a frame (an indicative day, --currency)
+    assert stored.equals(expected)  # the stored fixings, as `index` prints them
+    # ties of the 4th decimal and odd values print as polars printed them
+    values = pl.DataFrame({"value": [81.01685, 95.14745, 0.00005, 2.0, 1e-06, None],
+                           "band_low": [81.01685, 0.1, 1.0, 2.0, 1e-06, 1.0],
+                           "band_high": [95.14745, 0.25, None, 2.5, 123.45675, 2.0]})
+    odd = every.head(6).with_columns(values)
+    assert fixings_table(odd).equals(_fixings_table_as_first_written(odd))

@@ -1,6 +1,6 @@
-"""`sources`, `changes` and `cheapest` print their terminal tables from DuckDB's rows (no
-polars: issue 23's start-up); each table is the one the API's frame gives: for `sources`
-whatever the warehouse holds (runs, none, no file), for `changes` and `cheapest` whatever is
+"""`sources`, `changes`, `cheapest` and `value` print their terminal tables from DuckDB's
+rows (no polars: issue 23's start-up); each table is the one the API's frame gives: for
+`sources` whatever the warehouse holds (runs, none, no file), for the others whatever is
 asked."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from contract import DEFAULT_PRICING
 from gpuprices import api
 from gpuprices.cli import app
+from gpuprices.errors import NoAnswer
 from gpuprices.output import Format, print_frame
 from warehouse.connection import open_warehouse
 
@@ -126,3 +128,111 @@ def test_the_cheapest_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyP
     assert printed.output == capsys.readouterr().out
     if not asked:
         assert offers.height >= 10  # the demo's offers: rows are compared, not empty tables
+
+
+# `value`'s table as the frame of gpuprices.api.value gives it (the command's polars path,
+# which --region, --geo, --currency, csv and json still take).
+@pytest.mark.parametrize("asked", [
+    [], ["--metric", "vram"], ["--metric", "bandwidth", "--limit", "100"], ["--gpu", "H100"],
+    ["--gpu", "H100", "--gpu", "A100 80GB", "--metric", "vram"], ["--limit", "1"],
+    ["--pricing", "spot", "--pricing", "on_demand"], ["--gpu", "B200", "--limit", "2"],
+])
+def test_the_value_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str],
+                                      asked: list[str]) -> None:
+    from reports.market.value import METRICS
+
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["value", *asked, "-w", str(demo)])
+    assert printed.exit_code == 0, printed.output
+    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
+              for flag in ("--gpu", "--pricing", "--limit", "--metric")}
+    metric = (values["--metric"] or ["pflop"])[0]
+    limit = int((values["--limit"] or [20])[0])
+    ranked = api.value(metric, values["--gpu"] or None, pricing=values["--pricing"] or None,
+                       limit=None, warehouse=demo)
+    capsys.readouterr()
+    print_frame(ranked.head(limit), Format.table,
+                title=f"best {METRICS[metric][1]} ({ranked.height} offers)")
+    assert printed.output == capsys.readouterr().out
+    if not asked:
+        assert ranked.height >= 10  # the demo's offers: rows are compared, not empty tables
+
+
+# `history`'s table and sparkline as the frame of gpuprices.api.history gives them (the
+# command's polars path, which --currency, --plot, csv and json still take).
+@pytest.mark.parametrize("asked", [
+    ["H100"], ["RTX 4090", "--days", "3"], ["A100 80GB", "--provider", "runpod"],
+    ["H100", "--pricing", "spot", "--pricing", "on_demand"], ["L4", "--geo", "EU"],
+    ["RTX 4090", "--region", "us-east-1"], ["H100 SXM", "--days", "1"],
+])
+def test_the_history_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str],
+                                        asked: list[str]) -> None:
+    from reports.charts import sparkline
+
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["history", *asked, "-w", str(demo)])
+    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
+              for flag in ("--provider", "--pricing", "--days", "--region", "--geo")}
+    try:
+        points = api.history(asked[0], days=int((values["--days"] or [90])[0]),
+                             provider=values["--provider"] or None,
+                             pricing=values["--pricing"] or None,
+                             region=values["--region"] or None, geo=values["--geo"] or None,
+                             warehouse=demo)
+    except NoAnswer as exc:  # the same answer: none, said the same way
+        assert printed.exit_code != 0 and str(exc) in printed.output
+        return
+    assert printed.exit_code == 0, printed.output
+    capsys.readouterr()
+    where = ", ".join([*(values["--pricing"] or DEFAULT_PRICING),
+                       *[f"region {r}" for r in values["--region"]],
+                       *[f"geography {g}" for g in values["--geo"]]])
+    print_frame(points, Format.table, title=f"cheapest {asked[0]} per day ({where})")
+    prices = points["price_usd_per_gpu_hour"].drop_nulls().to_list()
+    print(f"{sparkline(prices)}  ${min(prices):.2f} .. ${max(prices):.2f} per GPU-hour")
+    assert printed.output == capsys.readouterr().out
+    if asked == ["H100"]:
+        assert points.height >= 3  # the demo's days: rows are compared, not empty tables
+
+
+# `index`'s table of a fixed day as its frame gives it (reports.index.tables.fixings_table
+# over the stored fixings: the command's path for a day not fixed yet, --currency, csv, json).
+@pytest.mark.parametrize("asked", [
+    [], ["--gpu", "H100"], ["--kind", "all"], ["--scopes"], ["--kind", "spot", "--geo", "EU"],
+    ["--segment", "neocloud"], ["--kind", "reserved", "--scopes"], ["--gpu", "B300"],
+])
+def test_the_index_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str],
+                                      asked: list[str]) -> None:
+    from datetime import UTC, datetime
+
+    from reports.index.tables import fixings_table
+    from schemas.names import resolve_gpus
+    from warehouse.connection import connect_read_only
+    from warehouse.index.store import read_fixings
+
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["index", *asked, "-w", str(demo)])
+    assert printed.exit_code == 0, printed.output
+    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
+              for flag in ("--gpu", "--kind", "--segment", "--geo")}
+    kind = (values["--kind"] or ["on_demand"])[0]
+    scopes = "--scopes" in asked
+    today = datetime.now(UTC).date()
+    con = connect_read_only(demo)
+    try:
+        fixings = read_fixings(
+            con, days=[today], gpu_models=resolve_gpus(values["--gpu"]) if values["--gpu"]
+            else None, kind=None if kind == "all" else kind,
+            segment=None if scopes else (values["--segment"] or ["all"])[0],
+            geo=None if scopes else (values["--geo"] or ["all"])[0])
+    finally:
+        con.close()
+    capsys.readouterr()
+    print_frame(fixings_table(fixings), Format.table,
+                title=f"GPU price index $/GPU-hour on {today}")
+    assert printed.output == capsys.readouterr().out
+    if not asked:
+        assert fixings.height >= 10  # the demo's fixings: rows are compared, not empty tables

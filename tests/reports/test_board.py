@@ -18,7 +18,7 @@ from reports.board.svg import nice_ticks
 from tests.reports.conftest import NOW, Builder, build_market, offer
 from warehouse.connection import connect
 from warehouse.semantic import cheapest_at
-from warehouse.semantic_daily import segment_history
+from warehouse.semantic_history import segment_history
 from warehouse.semantic_market import market_moves
 
 TILE = re.compile(r'<article class="tile" data-gpu="([^"]+)" data-usd="([^"]+)">(.*?)</article>',

@@ -19,7 +19,7 @@ from reports.weekly.report import build_report
 from scrapers.demo_history import load_snapshots, replay_dates
 from scrapers.registry import all_sources
 from warehouse.connection import open_warehouse
-from warehouse.semantic_daily import cheapest_history
+from warehouse.semantic_history import cheapest_history
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "history.md"
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 import duckdb
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from contract import IN_STOCK
 from reports.market.cheapest import OFFER_COLUMNS
@@ -17,8 +18,10 @@ from reports.market.plans import effective_plans, plans_section
 from reports.market.rankings import cheapest_offers, top_per_tier
 from reports.market.rent_vs_buy import break_even
 from reports.market.scenarios import Scenario, evaluate, load_scenarios
+from reports.market.value import METRICS, price_performance, value_section
 from reports.queries import reference_table
 from reports.weekly.changes import offering_diff
+from schemas.gpus import load_catalog
 from schemas.tiers import Tier
 from tests.reports.conftest import NOW, Builder, offer
 from warehouse.semantic import Prices
@@ -142,6 +145,68 @@ def test_cheapest_offers_are_the_rule_as_first_written(prices: Prices,
     earlier = Prices(prices.con, NOW - timedelta(days=7))
     assert cheapest_offers(earlier, **asked).equals(  # type: ignore[arg-type]
         _cheapest_as_first_written(earlier, **asked))  # type: ignore[arg-type]
+
+
+def _price_performance_as_first_written(prices: Prices, metric: str,
+                                        gpu_models: list[str] | None = None) -> pl.DataFrame:
+    """The value ranking as polars computed it before it became one SQL statement (memory
+    bandwidth from the catalog file; ties across models listed by model, as the SQL lists
+    them)."""
+    column = METRICS[metric][0]
+    price = pl.col("usd_per_gpu_hour")
+    bandwidth = pl.DataFrame(
+        [{"gpu_model": s.gpu_model, "memory_bandwidth_gbps": s.memory_bandwidth_gbps}
+         for s in load_catalog()],
+        schema={"gpu_model": pl.String, "memory_bandwidth_gbps": pl.Float64})
+    offers = prices.comparable().rename({"price_usd_per_gpu_hour": "usd_per_gpu_hour"})
+    if gpu_models:
+        offers = offers.filter(pl.col("gpu_model").is_in(gpu_models))
+    return (
+        offers.join(bandwidth, on="gpu_model", how="left")
+        .with_columns((price / (pl.col("bf16_tflops") / 1000)).alias("usd_per_pflop_hour"),
+                      (price / pl.col("gpu_memory_gb")).alias("usd_per_gb_vram_hour"),
+                      (price / (pl.col("memory_bandwidth_gbps") / 1000))
+                      .alias("usd_per_tbps_hour"))
+        .filter(pl.col(column).is_not_null() & (pl.col(column) > 0))
+        .sort(column, "provider", "offering", "region", "usd_per_gpu_hour", "pricing",
+              "gpu_model", maintain_order=True)
+        .select("gpu_model", "provider", "offering", "region", "pricing", "gpu_count",
+                "usd_per_gpu_hour", "usd_per_pflop_hour", "usd_per_gb_vram_hour",
+                "usd_per_tbps_hour", "carried_days", "source"))
+
+
+@pytest.mark.parametrize("metric", list(METRICS))
+@pytest.mark.parametrize("models", [None, ["H100 SXM", "A100 80GB"], ["B200"], []])
+def test_price_performance_is_the_rule_as_first_written(
+        prices: Prices, metric: str, models: list[str] | None) -> None:
+    # polars divided a column by 1000 as a product with 0.001: a ratio could differ in its
+    # last bit (3.52112676056338 for 3.5211267605633805, $0.25 / 71 TFLOPS); every other
+    # value, and the order, is the same
+    ours = price_performance(prices, metric, models)
+    assert_frame_equal(ours, _price_performance_as_first_written(prices, metric, models),
+                       check_exact=False, rel_tol=1e-15, abs_tol=0)
+    if models is None:
+        assert ours.height >= 5  # rows are compared, not empty frames
+    for other in (Prices(prices.con, NOW - timedelta(days=7)),
+                  Prices(prices.con, NOW, ("spot", "on_demand"))):
+        assert_frame_equal(price_performance(other, metric, models),
+                           _price_performance_as_first_written(other, metric, models),
+                           check_exact=False, rel_tol=1e-15, abs_tol=0)
+
+
+def test_the_value_section_ranks_each_models_best(prices: Prices) -> None:
+    section = value_section(prices, limit=50)
+    for metric, (_, header) in METRICS.items():
+        best = price_performance(prices, metric).group_by("gpu_model", maintain_order=True
+                                                          ).first()
+        part = section.split(f"### Best {header}")[1].split("###")[0]
+        listed = [line.split("|")[1].strip() for line in part.splitlines()
+                  if line.startswith("| ") and "---" not in line][1:]
+        assert listed == best["gpu_model"].to_list()
+        assert len(listed) >= 3
+    # the offers it ranked were a temporary table, dropped afterwards
+    assert not prices.con.sql("SELECT * FROM duckdb_tables() WHERE table_name = "
+                              "'_value_offers'").fetchall()
 
 
 def test_week_over_week_moves_and_offerings(market: duckdb.DuckDBPyConnection) -> None:

@@ -3,8 +3,9 @@ so a heavy import at start cannot come back unseen. Each command runs in its own
 the demo warehouse; the modules it loaded are read from sys.modules as it exits.
 
 polars is left out of the check where the command computes with it (every answer but those
-of `query`, `sources`, `changes` and `cheapest` is a polars frame). numpy is the index
-engine's: reading fixed days never loads it (only a day not yet fixed is computed)."""
+of `query`, `sources`, `changes`, `cheapest`, `value`, `history` and `index` is a polars
+frame). numpy is the index engine's: reading fixed days never loads it (only a day not yet
+fixed is computed)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "
          "prefect", "matplotlib", "msgspec", "hashlib")
 # Why a command may still load one: polars where it computes the answer, rich where the
 # answer is not a plain ASCII table. `query` reads a view's timestamps, `sources` its
-# source_status, and `changes` its moves and `cheapest` its offers (everywhere, in USD)
-# without polars
-# (warehouse.frames.relation_rows). `sources` imports every scraper module, yet neither polars
-# (imported where a payload is parsed), msgspec (Vast.ai's typed decode, where its payload is
-# parsed: scrapers._vastai_offers), httpx (where a request is made: scrapers.http) nor bs4
-# (where a page is read).
+# source_status, `changes` its moves, `cheapest` and `value` their offers, `history` its
+# points and `index` a fixed day's fixings (in USD) without polars
+# (warehouse.frames.relation_rows). `sources` imports every scraper
+# module, yet neither polars (imported where a payload is parsed), msgspec (Vast.ai's typed
+# decode, where its payload is parsed: scrapers._vastai_offers), httpx (where a request is
+# made: scrapers.http) nor bs4 (where a page is read).
 # `report` draws its chart with Pillow (reports.linechart), not matplotlib (0.3 s to import).
 # hashlib (OpenSSL's start, 3-17 ms) is a capture's digest (contract.RawCapture): no read makes
 # one, but polars imports hashlib itself, so a read that loads polars may load it.
@@ -37,12 +38,12 @@ ALLOWED: dict[str, set[str]] = {
     "sources": set(),
     "cheapest": set(),
     "market": {"polars"},
-    "history": {"polars"},
+    "history": set(),
     "changes": set(),
     "availability": {"polars"},
-    "index": {"polars"},
+    "index": set(),
     "summary": {"polars"},
-    "value": {"polars"},
+    "value": set(),
     "report": {"polars"},
 }
 ARGS = {"query": ["select source, observed_at, price_usd_per_gpu_hour from latest_price"],

@@ -4,7 +4,6 @@ schemas/screens.toml included) so each fixing names exactly the rules it was mad
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
@@ -129,6 +128,8 @@ class IndexParams:
 
     @property
     def digest(self) -> str:
+        import hashlib  # OpenSSL's start: where a digest is made, never a read
+
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
 

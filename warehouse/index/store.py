@@ -12,7 +12,6 @@ reason, and every vote with its value, spread, weight, flags, offers, sources an
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,13 +19,14 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from warehouse.frames import scanned_once, sql_frame
 from warehouse.index.params import IndexParams, canonical_json, params_from_json
 from warehouse.transaction import transaction
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # polars where a frame is made: `index` prints a fixed day without it
+    import polars as pl
+
     from warehouse.index.engine import History
     from warehouse.index.prints import SeriesScope
 
@@ -36,6 +36,7 @@ __all__ = [
     "digest_of",
     "document",
     "fixed_days",
+    "fixings_query",
     "history_before",
     "inputs_digest",
     "last_checks",
@@ -94,12 +95,16 @@ def document(fixing: dict[str, Any], votes: Iterable[dict[str, Any]], *, method_
 
 
 def digest_of(doc: dict[str, Any]) -> str:
+    import hashlib  # OpenSSL's start: where a digest is made, never a read
+
     return hashlib.sha256(canonical_json(doc).encode()).hexdigest()
 
 
 def with_digests(fixings: pl.DataFrame, votes: pl.DataFrame, *, method_version: str,
                  params_digest: str, as_of: datetime) -> pl.DataFrame:
     """`fixings` with its content_digest column."""
+    import polars as pl
+
     by_fixing: dict[str, list[dict[str, Any]]] = {}
     for vote in votes.iter_rows(named=True):
         by_fixing.setdefault(vote["fixing_id"], []).append(vote)
@@ -115,6 +120,8 @@ def inputs_digest(inputs: pl.DataFrame) -> str:
              "seen_at": r["seen_at"].astimezone(UTC).isoformat(),
              "providers": r["providers"], "rows": int(r["rows"]), "rows_hash": r["rows_hash"]}
             for r in inputs.sort("source", "observed_at", "capture_id").iter_rows(named=True)]
+    import hashlib  # OpenSSL's start: where a digest is made, never a read
+
     return hashlib.sha256(canonical_json(rows).encode()).hexdigest()
 
 
@@ -154,6 +161,8 @@ class DayRecord:
 def write_day(con: duckdb.DuckDBPyConnection, record: DayRecord, inputs: pl.DataFrame,
               fixings: pl.DataFrame, votes: pl.DataFrame) -> None:
     """One day's records, in one transaction (the caller holds none)."""
+    import polars as pl
+
     fixings = fixings.with_columns(
         pl.lit(record.method_version).alias("method_version"),
         pl.lit(record.params_digest).alias("params_digest"),
@@ -195,14 +204,13 @@ def read_inputs(con: duckdb.DuckDBPyConnection, days: list[date]) -> pl.DataFram
                      {"days": days})
 
 
-def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = None,
-                 since: date | None = None, until: date | None = None,
-                 gpu_models: list[str] | None = None, kind: str | None = None,
-                 segment: str | None = None, geo: str | None = None) -> pl.DataFrame:
-    """Published fixings (every column of index_fixing), by day and series."""
-    return sql_frame(
-        con,
-        """
+def fixings_query(*, days: list[date] | None = None, since: date | None = None,
+                  until: date | None = None, gpu_models: list[str] | None = None,
+                  kind: str | None = None, segment: str | None = None,
+                  geo: str | None = None) -> tuple[str, dict[str, object]]:
+    """The SQL and parameters of the published fixings (every column of index_fixing), by
+    day and series."""
+    return ("""
         SELECT * FROM index_fixing
         WHERE ($days IS NULL OR list_contains($days, day))
           AND ($since IS NULL OR day >= $since) AND ($until IS NULL OR day <= $until)
@@ -211,8 +219,19 @@ def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = No
           AND ($segment IS NULL OR segment = $segment) AND ($geo IS NULL OR geo = $geo)
         ORDER BY day, gpu_model, kind, term_months, segment <> 'all', segment, geo <> 'all', geo
         """,
-        {"days": days, "since": since, "until": until, "models": gpu_models, "kind": kind,
-         "segment": segment, "geo": geo})
+            {"days": days, "since": since, "until": until, "models": gpu_models, "kind": kind,
+             "segment": segment, "geo": geo})
+
+
+def read_fixings(con: duckdb.DuckDBPyConnection, *, days: list[date] | None = None,
+                 since: date | None = None, until: date | None = None,
+                 gpu_models: list[str] | None = None, kind: str | None = None,
+                 segment: str | None = None, geo: str | None = None) -> pl.DataFrame:
+    """Published fixings (every column of index_fixing), by day and series: fixings_query's
+    rows as a frame."""
+    return sql_frame(con, *fixings_query(days=days, since=since, until=until,
+                                         gpu_models=gpu_models, kind=kind, segment=segment,
+                                         geo=geo))
 
 
 def read_votes(con: duckdb.DuckDBPyConnection, fixing_ids: list[str]) -> pl.DataFrame:
@@ -262,6 +281,8 @@ def runs_fingerprints(con: duckdb.DuckDBPyConnection,
     reparse that touches a published day changes it."""
     if not moments:
         return {}
+    import polars as pl
+
     days = pl.DataFrame({"day": list(moments), "as_of": list(moments.values())},
                         schema={"day": pl.Date(), "as_of": pl.Datetime("us", "UTC")})
     with scanned_once(con, "_index_moments", days):
