@@ -210,7 +210,7 @@ def _names(values: Names) -> list[str] | None:
 
 
 def _segment(segment: str | None) -> str | None:
-    from reports.market.values import segments
+    from warehouse.semantic import segments
 
     return None if segment is None else inputs.one_of("segment", segment, segments())
 
@@ -247,6 +247,25 @@ def market_stored(gpu: Names = None, *, day: date | str | None = None,
             frame, stored = market_of(con, chosen_day, gpu_models=models, segment=chosen,
                                       now=datetime.now(UTC), place=where)
         return in_currency(con, frame, code, day=chosen_day), stored
+
+
+def market_table(gpu: Names = None, *, day: date | str | None = None,
+                 segment: str | None = None, warehouse: WarehousePath = None
+                 ) -> Rows | pl.DataFrame | None:
+    """What `market` shows on a terminal for a fixed day whose offer statistics are stored,
+    everywhere, in USD: DuckDB's rows (no polars: start-up, issue 23) of the same view as
+    `market` (warehouse.index.view); None for a day the view is computed for."""
+    from warehouse.frames import held_query, relation_table
+    from warehouse.index.view import market_table_sql, stored_view_query
+
+    models, chosen_day, chosen = inputs.gpu_models(gpu), inputs.as_day(day), _segment(segment)
+    with connection(warehouse) as con:
+        stored = stored_view_query(con, chosen_day, models, chosen)
+        if stored is None:
+            return None
+        view, params = stored
+        return relation_table(held_query(con.sql(market_table_sql(view), params=params),
+                                         "SELECT * FROM {rows}"))
 
 
 @dataclass(frozen=True, slots=True)

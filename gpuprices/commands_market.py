@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-# The market_price columns shown (the naming rule: <what>_usd_per_gpu_hour).
-MARKET, MIN, P25, P75 = ("market_usd_per_gpu_hour", "min_usd_per_gpu_hour",
-                          "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour")
 # What `rent-vs-buy` shows on a terminal (--format csv or json: every column).
 RENT_VS_BUY_TABLE = {
     "gpu_model": "gpu", "gpus": "GPUs", "server_usd": "server $",
@@ -81,8 +78,6 @@ def market(
     """The market price per GPU model and day: median of per-provider medians, with spread;
     of the offers in a region or geography with --region / --geo, per geography with
     --per-geo."""
-    import polars as pl
-
     from gpuprices import api
 
     chosen_day = the_day(day)
@@ -93,6 +88,14 @@ def market(
         with writable_warehouse(warehouse) as (con, _):
             days = rebuild_derived(con)
         typer.echo(f"derived tables rebuilt: {days} days", err=True)
+    title = f"market $/GPU-hour on {chosen_day}"
+    if fmt is Format.table and where.everywhere and not (per_geo or money.converting):
+        # a fixed day's stored view, printed as DuckDB's rows (no polars)
+        shown = api.market_table(gpu, day=chosen_day, segment=segment, warehouse=warehouse)
+        if shown is not None:
+            money.show(shown, fmt, title=title, priority=MARKET_PRIORITY)
+            return
+
     frame, stored = api.market_stored(gpu, day=chosen_day, segment=segment,
                                       region=where.regions, geo=where.geos, per_geo=per_geo,
                                       currency=money.code, warehouse=warehouse)
@@ -105,17 +108,15 @@ def market(
         typer.echo(f"(no stored market values for {chosen_day}: computed from the prices as "
                    "they stood at the end of that day)", err=True)
     if fmt is Format.table and frame.height:
-        frame = frame.select(
-            *(["geo"] if per_geo else []), "day", pl.col("gpu_model").alias("gpu"), "segment",
-            pl.col(money.label(MARKET)).round(3).alias("market"),
-            pl.col(money.label(MIN)).round(3).alias("min"),
-            pl.col(money.label(P25)).round(3).alias("p25"),
-            pl.col(money.label(P75)).round(3).alias("p75"), "providers", "offers",
-            pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
-            pl.col("withheld_reason").alias("withheld"))
+        from warehouse.index.view import market_table
+
+        frame = market_table(frame, money.label, per_geo)
     shown = f" ({where.describe()})" if not where.everywhere else ""
-    money.show(frame, fmt, title=f"market $/GPU-hour on {chosen_day}{shown}",
-               priority=("gpu", "market", "segment", "min", "p25", "p75", "providers"))
+    money.show(frame, fmt, title=f"{title}{shown}", priority=MARKET_PRIORITY)
+
+
+# What a narrow terminal keeps of `market` (the rest: --wide).
+MARKET_PRIORITY = ("gpu", "market", "segment", "min", "p25", "p75", "providers")
 
 
 def explain(

@@ -30,8 +30,11 @@ __all__ = ["Rows", "held_query", "relation_frame", "relation_rows", "relation_ta
 # (pytz here, zoneinfo there), an ENUM a str both ways (tests/unit/test_output.py).
 _NUMERIC_KINDS = frozenset({"tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint",
                             "usmallint", "uinteger", "ubigint", "float", "double", "decimal"})
+# A list of text is a Python list of str both ways (e.g. market_price.carried_providers).
+_TEXT_LIST = "varchar[]"
 _PLAIN_KINDS = frozenset({"boolean", "varchar", "date", "time", "timestamp", "timestamp_s",
-                          "timestamp_ms", "timestamp with time zone", "enum", "uuid"})
+                          "timestamp_ms", "timestamp with time zone", "enum", "uuid",
+                          _TEXT_LIST})
 # The temporary view through which sql_frame reads a parameterised query's rows.
 _ROWS_VIEW = "_sql_frame_rows"
 
@@ -116,7 +119,8 @@ def relation_rows(relation: duckdb.DuckDBPyRelation) -> Rows | None:
     """The rows of `relation` without polars (runs it once), or None without running it when
     a column has a type whose Python value could differ from polars' (or names repeat)."""
     columns = relation.columns
-    kinds = [str(dtype.id).lower() for dtype in relation.types]
+    kinds = [_TEXT_LIST if str(dtype) == "VARCHAR[]" else str(dtype.id).lower()
+             for dtype in relation.types]
     if len(set(columns)) != len(columns) or not all(
             kind in _NUMERIC_KINDS or kind in _PLAIN_KINDS for kind in kinds):
         return None

@@ -48,8 +48,7 @@ __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
     "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end", "end_of_day",
     "load_market_config", "load_segments", "offers_params", "offers_query", "offers_sql",
-    "placed",
-    "pricing_set", "segment_params",
+    "placed", "pricing_set", "segment_params", "segments",
 ]
 
 MARKET_TOML = Path(__file__).with_name("market.toml")
@@ -115,6 +114,11 @@ def load_segments(path: Path = SEGMENTS_CSV) -> dict[str, str]:
 def _default_segments() -> tuple[tuple[str, ...], tuple[str, ...]]:
     segments = load_segments()
     return tuple(segments), tuple(segments.values())
+
+
+def segments() -> list[str]:
+    """Every segment name a market value can have ('all' first)."""
+    return [ALL, *sorted({UNCLASSIFIED, *load_segments().values()})]
 
 
 def segment_params(segments: dict[str, str] | None = None) -> dict[str, list[str]]:

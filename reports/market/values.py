@@ -15,17 +15,12 @@ from schemas.regions import GEOGRAPHIES
 from warehouse.fx import USD, Unit
 from warehouse.index.read import market_view
 from warehouse.place import EVERYWHERE, Place
-from warehouse.semantic import ALL, UNCLASSIFIED, load_segments
+from warehouse.semantic import ALL
 from warehouse.semantic_market import stored_market
 
-__all__ = ["MARKET", "market_by_geo", "market_of", "market_section", "segments"]
+__all__ = ["MARKET", "market_by_geo", "market_of", "market_section"]
 
 MARKET = "market_usd_per_gpu_hour"  # THE market price column (market_price)
-
-
-def segments() -> list[str]:
-    """Every segment name a market value can have ('all' first)."""
-    return [ALL, *sorted({UNCLASSIFIED, *load_segments().values()})]
 
 
 def market_of(con: duckdb.DuckDBPyConnection, day: date, *, gpu_models: list[str] | None = None,

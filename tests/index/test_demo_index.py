@@ -312,3 +312,68 @@ def test_the_fixings_table_is_the_presentation_as_first_written(demo: Path) -> N
                            "band_high": [95.14745, 0.25, None, 2.5, 123.45675, 2.0]})
     odd = every.head(6).with_columns(values)
     assert fixings_table(odd).equals(_fixings_table_as_first_written(odd))
+
+
+def _market_view_as_first_written(con: duckdb.DuckDBPyConnection, day: date,
+                                  gpu_models: list[str] | None, segment: str | None
+                                  ) -> tuple[pl.DataFrame, bool]:
+    """The market table as polars joined it before it became one SQL statement."""
+    from warehouse.index.read import _day_fixings
+    from warehouse.semantic_market import stored_market
+
+    market = "market_usd_per_gpu_hour"
+    now = datetime.now(UTC)
+    stats, _ = stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
+    fixings, _, published = _day_fixings(con, day, now=now, gpu_models=gpu_models,
+                                         kind="on_demand", segment=segment, geo="all")
+    index = fixings.filter(pl.col("term_months") == 0).select(
+        "gpu_model", "segment", pl.col("value").alias("index_usd"),
+        pl.col("withheld_reason").alias("index_reason"),
+        pl.col("band_low").alias("band_low_usd_per_gpu_hour"),
+        pl.col("band_high").alias("band_high_usd_per_gpu_hour"), "panel",
+        pl.col("fresh").alias("panel_fresh"), pl.col("carried").alias("panel_carried"),
+        "method_version", "fixing_id")
+    joined = stats.drop(market, "withheld_reason").join(
+        index, on=["gpu_model", "segment"], how="full", coalesce=True)
+    no_vote = "no index: no fresh print of it (every offer carried forward or left out)"
+    view = joined.with_columns(
+        pl.col("index_usd").alias(market),
+        pl.when(pl.col("fixing_id").is_null()).then(pl.lit(no_vote))
+        .otherwise(pl.col("index_reason")).alias("withheld_reason"),
+        pl.lit(day).alias("day"),
+        pl.lit("published" if published else "indicative").alias("index_status"),
+    ).drop("index_usd", "index_reason")
+    front = ["day", "gpu_model", "segment", market, "band_low_usd_per_gpu_hour",
+             "band_high_usd_per_gpu_hour", "panel", "median_usd_per_gpu_hour",
+             "min_usd_per_gpu_hour", "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour",
+             "max_usd_per_gpu_hour", "providers", "offers"]
+    view = view.select(*front, *[c for c in view.columns if c not in front])
+    return view.sort("gpu_model", pl.col("segment") != "all", "segment"), published
+
+
+@pytest.mark.parametrize("asked", [
+    {}, {"gpu_models": ["H100 SXM", "H100 PCIe", "H100 NVL"], "segment": None},
+    {"segment": None}, {"segment": "neocloud", "gpu_models": ["A100 80GB"]},
+    {"gpu_models": ["B300"]},
+])
+def test_the_market_view_is_the_join_as_first_written(demo: Path,
+                                                      asked: dict[str, object]) -> None:
+    from warehouse.index.read import market_view
+
+    con = connect_read_only(demo)
+    try:
+        days = fixed_days(con)
+        # a fixed day (stored, read by SQL alone), a day not fixed yet (computed, indicative)
+        # and one before any price (computed from nothing)
+        for day in (days[-1], days[0], days[-1].replace(year=days[-1].year + 1),
+                    date(2020, 1, 1)):
+            ours, published = market_view(con, day, now=datetime.now(UTC), **asked)  # type: ignore[arg-type]
+            expected, was = _market_view_as_first_written(
+                con, day, asked.get("gpu_models"), asked.get("segment", "all"))  # type: ignore[arg-type]
+            assert (published, ours.columns, ours.dtypes) == (was, expected.columns,
+                                                             expected.dtypes)
+            assert ours.equals(expected), day
+            if not asked and day == days[-1]:
+                assert ours.height >= 20 and published  # rows are compared, not empty frames
+    finally:
+        con.close()

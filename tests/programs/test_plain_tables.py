@@ -236,3 +236,41 @@ def test_the_index_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatc
     assert printed.output == capsys.readouterr().out
     if not asked:
         assert fixings.height >= 10  # the demo's fixings: rows are compared, not empty tables
+
+
+# `market`'s table of a fixed day as polars shaped the frame of gpuprices.api.market (the
+# command's path for a day computed now, a place, per geography, another currency).
+@pytest.mark.parametrize("asked", [
+    [], ["--gpu", "H100"], ["--segment", "all"], ["--segment", "neocloud", "--gpu", "A100"],
+    ["--gpu", "B300"], ["--gpu", "L4", "--gpu", "RTX 4090"],
+])
+def test_the_market_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str],
+                                       asked: list[str]) -> None:
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["market", *asked, "-w", str(demo)])
+    assert printed.exit_code == 0, printed.output
+    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
+              for flag in ("--gpu", "--segment")}
+    frame = api.market(values["--gpu"] or None, segment=(values["--segment"] or [None])[0],
+                       warehouse=demo)
+    shown = frame.select(
+        "day", pl.col("gpu_model").alias("gpu"), "segment",
+        pl.col("market_usd_per_gpu_hour").round(3).alias("market"),
+        pl.col("min_usd_per_gpu_hour").round(3).alias("min"),
+        pl.col("p25_usd_per_gpu_hour").round(3).alias("p25"),
+        pl.col("p75_usd_per_gpu_hour").round(3).alias("p75"), "providers", "offers",
+        pl.col("dispersion").round(2), pl.col("carried_providers").alias("carried"),
+        pl.col("withheld_reason").alias("withheld")) if frame.height else frame
+    capsys.readouterr()
+    print_frame(shown, Format.table, title=f"market $/GPU-hour on {datetime.now(UTC).date()}",
+                priority=("gpu", "market", "segment", "min", "p25", "p75", "providers"))
+    assert printed.output == capsys.readouterr().out
+    if frame.height:  # the frame path's table (warehouse.index.view.market_table) too
+        from warehouse.index.view import market_table
+
+        assert market_table(frame).equals(shown)
+    if not asked:
+        assert frame.height >= 20  # the demo's market: rows are compared, not empty tables

@@ -100,7 +100,8 @@ def test_many_of_those_tables_are_written_without_rich(
 
 
 # Every kind warehouse.frames.relation_rows passes on, with NULLs, negatives, a fall-back
-# hour (01:30 twice in New York on 2026-11-01) and a HUGEINT past 64 bits.
+# hour (01:30 twice in New York on 2026-11-01), a HUGEINT past 64 bits and lists of text
+# (NULL, empty, a NULL item).
 _PLAIN_SQL = (
     "SELECT i, i * 1.5::DOUBLE AS usd, 'gpu ' || i AS name, i % 2 = 0 AS even, "
     "DATE '2026-11-26' + i::INTEGER AS day, TIMESTAMP '2026-11-26 10:57:14.5' AS at, "
@@ -112,7 +113,9 @@ _PLAIN_SQL = (
     "(TIMESTAMP '2026-01-01' + i * INTERVAL 1 SECOND)::TIMESTAMP_S AS at_s, "
     "TIMESTAMP '2026-01-01 00:00:00.123'::TIMESTAMP_MS AS at_ms, "
     "'0c56a6cf-d0a1-4d3e-9f0a-6c8e5a8e0b1' || i::VARCHAR AS id_text, "
-    "('0c56a6cf-d0a1-4d3e-9f0a-6c8e5a8e0b1' || i::VARCHAR)::UUID AS id "
+    "('0c56a6cf-d0a1-4d3e-9f0a-6c8e5a8e0b1' || i::VARCHAR)::UUID AS id, "
+    "CASE WHEN i = 1 THEN NULL WHEN i = 2 THEN []::VARCHAR[] "
+    "ELSE ['lambda', 'a, b', NULL, 'x' || i] END AS carried "
     "FROM range(5) t(i)")
 
 
@@ -139,5 +142,6 @@ def test_duckdbs_rows_print_as_their_frame(capsys: pytest.CaptureFixture[str],
     seen = [row[rows.columns.index("seen")] for row in rows.rows]
     if zone == "America/New_York":
         assert [f"{t:%H:%M}" for t in seen[:3]] == ["01:10", "01:40", "01:10"]
-    assert relation_rows(con.sql("SELECT [1, 2] AS l")) is None
+    assert relation_rows(con.sql("SELECT [1, 2] AS l")) is None  # a list of numbers
+    assert relation_rows(con.sql("SELECT [[1]]::VARCHAR[][] AS l")) is None
     assert relation_rows(con.sql("SELECT 1 AS a, 2 AS a")) is None

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
+from warehouse.frames import scanned_once, sql_frame
 from warehouse.index.params import IndexParams, default_params
 from warehouse.index.prints import SeriesScope
 from warehouse.index.store import day_record, read_fixings, read_votes
+from warehouse.index.view import MARKET_VIEW, NO_VOTE, stored_view_query
 from warehouse.semantic import ALL
 from warehouse.semantic_market import stored_market
 
@@ -114,29 +116,16 @@ def market_view(con: duckdb.DuckDBPyConnection, day: date, *,
     (`band_low/high_usd_per_gpu_hour`), panel and method, and the day's offer statistics
     (the two-stage median `median_usd_per_gpu_hour`, min, p25, p75, max, providers, offers,
     dispersion). Second: is the index value published (else indicative)?"""
+    stored = stored_view_query(con, day, gpu_models, segment)
+    if stored is not None:  # the common case: a fixed day's stored rows, read by SQL alone
+        return sql_frame(con, *stored), True
     stats, _ = stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)
     fixings, _, published = _day_fixings(con, day, now=now, gpu_models=gpu_models,
                                          kind=ON_DEMAND, segment=segment, geo=ALL)
-    index = fixings.filter(pl.col("term_months") == 0).select(
-        "gpu_model", "segment", pl.col("value").alias("index_usd"),
-        pl.col("withheld_reason").alias("index_reason"),
-        pl.col("band_low").alias("band_low_usd_per_gpu_hour"),
-        pl.col("band_high").alias("band_high_usd_per_gpu_hour"), "panel",
-        pl.col("fresh").alias("panel_fresh"), pl.col("carried").alias("panel_carried"),
-        "method_version", "fixing_id")
-    joined = stats.drop(MARKET, "withheld_reason").join(
-        index, on=["gpu_model", "segment"], how="full", coalesce=True)
-    no_vote = "no index: no fresh print of it (every offer carried forward or left out)"
-    view = joined.with_columns(
-        pl.col("index_usd").alias(MARKET),
-        pl.when(pl.col("fixing_id").is_null()).then(pl.lit(no_vote))
-        .otherwise(pl.col("index_reason")).alias("withheld_reason"),
-        pl.lit(day).alias("day"),
-        pl.lit("published" if published else "indicative").alias("index_status"),
-    ).drop("index_usd", "index_reason")
-    front = ["day", "gpu_model", "segment", MARKET, "band_low_usd_per_gpu_hour",
-             "band_high_usd_per_gpu_hour", "panel", "median_usd_per_gpu_hour",
-             "min_usd_per_gpu_hour", "p25_usd_per_gpu_hour", "p75_usd_per_gpu_hour",
-             "max_usd_per_gpu_hour", "providers", "offers"]
-    view = view.select(*front, *[c for c in view.columns if c not in front])
-    return view.sort("gpu_model", pl.col("segment") != ALL, "segment"), published
+    params = {"day": day, "no_vote": NO_VOTE,
+              "index_status": "published" if published else "indicative"}
+    with scanned_once(con, "_view_stats", stats), scanned_once(con, "_view_fixings", fixings):
+        view = sql_frame(con, MARKET_VIEW.format(stats="SELECT * FROM _view_stats",
+                                                 fixings="SELECT * FROM _view_fixings"),
+                         params)
+    return view, published
