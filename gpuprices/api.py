@@ -685,6 +685,24 @@ def summary(pricing: Names = None, warehouse: WarehousePath = None, *, region: N
                     now.con, top_per_tier(now, per_tier=1).drop("rank"), code, day=now.day)}
 
 
+def summary_table(pricing: Names = None, warehouse: WarehousePath = None
+                  ) -> dict[str, Rows | pl.DataFrame]:
+    """`summary` everywhere, in USD, as DuckDB's rows (no polars: the CLI's tables; start-up,
+    issue 23): the same three questions as `summary` (reports.queries, reports.market.tiers)."""
+    from reports.market.tiers import per_tier_query
+    from reports.queries import UNKNOWN_GPUS, rows_per_source_query
+    from warehouse.frames import held_query, relation_table
+
+    with connection(warehouse) as con:
+        tiers, params = per_tier_query(con, datetime.now(UTC), per_tier=1,
+                                       pricing=inputs.pricing_kinds(pricing))
+        sources, run = rows_per_source_query(con)
+        return {"rows_per_source": relation_table(con.sql(sources, params=run)),
+                "unknown_gpus": relation_table(con.sql(UNKNOWN_GPUS)),
+                "cheapest_per_tier": relation_table(held_query(
+                    con.sql(tiers, params=params), "SELECT * EXCLUDE (rank) FROM {rows}"))}
+
+
 @dataclass(frozen=True, slots=True)
 class Availability:
     """Whether a GPU could be rented, per provider and region, and who quotes it without

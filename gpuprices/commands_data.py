@@ -31,6 +31,9 @@ from gpuprices.output import Format, print_frame
 from warehouse.sandbox import THREADS, TIMEOUT_S
 
 if TYPE_CHECKING:
+    import polars as pl
+
+    from warehouse.frames import Rows
     from warehouse.place import Place
 
 # Words of DuckDB's refusals under the query sandbox (warehouse.connection.SANDBOX).
@@ -331,8 +334,12 @@ def print_summary(warehouse: Path, fmt: Format = Format.table,
     from gpuprices.money import Money
 
     chosen, money = pricing or DEFAULT_PRICING, Money.of(currency)
-    tables = api.summary(chosen, warehouse, region=where.regions if where else None,
-                         geo=where.geos if where else None, currency=money.code)
+    tables: dict[str, pl.DataFrame | Rows]
+    if fmt is Format.table and (where is None or where.everywhere) and not money.converting:
+        tables = api.summary_table(chosen, warehouse)  # DuckDB's rows: no polars
+    else:
+        tables = api.summary(chosen, warehouse, region=where.regions if where else None,
+                             geo=where.geos if where else None, currency=money.code)
     unknown = tables["unknown_gpus"]
     sections = [("rows_per_source", "rows per source (last refresh)",
                  tables["rows_per_source"])]

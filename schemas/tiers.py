@@ -5,10 +5,6 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # a tier's name as an expression; the tiers themselves need no polars
-    import polars as pl
 
 TIERS_PATH = Path(__file__).with_name("tiers.toml")
 
@@ -25,22 +21,9 @@ def load_tiers(path: Path = TIERS_PATH) -> list[Tier]:
     return [Tier(t["name"], float(t["min_gb"]), float(t["max_gb"])) for t in data["tier"]]
 
 
-def tier_expr(memory_col: str = "gpu_memory_gb", tiers: list[Tier] | None = None) -> pl.Expr:
-    """A polars expression naming the tier of each row's per-GPU memory (null when none fits)."""
-    import polars as pl
-
-    expr: pl.Expr = pl.lit(None, pl.String)
-    for tier in reversed(tiers or load_tiers()):
-        expr = (
-            pl.when(pl.col(memory_col).is_between(tier.min_gb, tier.max_gb))
-            .then(pl.lit(tier.name))
-            .otherwise(expr)
-        )
-    return expr
-
-
 def tier_sql(memory_col: str = "gpu_memory_gb", tiers: list[Tier] | None = None) -> str:
-    """The same mapping as a SQL CASE expression (tier bounds are numbers from our own file)."""
+    """The tier of each row's per-GPU memory as a SQL CASE expression, the first tier that
+    holds it (NULL when none does; tier bounds are numbers from our own file)."""
     cases = " ".join(
         f"WHEN {memory_col} BETWEEN {t.min_gb!r} AND {t.max_gb!r} THEN '{t.name}'"
         for t in tiers or load_tiers()

@@ -1,5 +1,6 @@
 """The cheapest offers: the `cheapest` list (its one SQL question is reports.market.cheapest,
-re-exported here), and the cheapest per VRAM tier (schemas/tiers.toml).
+re-exported here), and the cheapest per VRAM tier (schemas/tiers.toml; its one SQL question
+is reports.market.tiers, re-exported here).
 
 Both rank the comparable offers of warehouse.semantic (available, fresh, whole GPUs, the
 pricing set, no outliers) cheapest first, ties in OFFER_ORDER: the first offer of a GPU model
@@ -14,41 +15,12 @@ import polars as pl
 
 from reports.markdown import money, table
 from reports.market.cheapest import cheapest_offers
-from schemas.tiers import Tier, load_tiers, tier_expr, tiers_by_name
+from reports.market.tiers import top_per_tier
+from schemas.tiers import Tier, load_tiers, tiers_by_name
 from warehouse.fx import USD, Unit
 from warehouse.semantic import Prices
 
 __all__ = ["cheapest_offers", "rankings_section", "stock_word", "tiers_by_name", "top_per_tier"]
-
-
-def top_per_tier(prices: Prices, *, per_tier: int = 5, tiers: list[Tier] | None = None,
-                 pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
-    """The cheapest `per_tier` comparable offers of each tier.
-
-    Equal prices share a rank (1, 1, 3 ...), and offers tied with the last place are all kept,
-    so a tier can show more than `per_tier` rows. Ties are listed by provider, offering, region.
-    """
-    tiers = tiers or load_tiers()
-    order = {t.name: i for i, t in enumerate(tiers)}
-    offers = prices.comparable(pricing).filter(pl.col("gpu_memory_gb").is_not_null()
-                                               ).with_columns(tier_expr("gpu_memory_gb", tiers)
-                                                              .alias("tier"))
-    ranked = (
-        offers.filter(pl.col("tier").is_not_null())
-        .with_columns(
-            pl.col("price_usd_per_gpu_hour").rank("min").over("tier").cast(pl.Int64)
-            .alias("rank"),
-            (pl.col("price_usd_per_gpu_hour") / pl.col("gpu_memory_gb")).alias(
-                "usd_per_gb_vram_hour"),
-        )
-        .filter(pl.col("rank") <= per_tier)
-    )
-    return ranked.select(
-        "tier", "rank", "gpu_model", "provider", "offering", "region", "pricing", "gpu_count",
-        "gpu_memory_gb", pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
-        "usd_per_gb_vram_hour", "available", "stock", "carried_days",
-    ).sort(pl.col("tier").replace_strict(order, default=len(order)), "rank", "provider",
-           "offering", "region")
 
 
 def stock_word(state: str | None) -> str:

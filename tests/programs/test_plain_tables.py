@@ -274,3 +274,32 @@ def test_the_market_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPat
         assert market_table(frame).equals(shown)
     if not asked:
         assert frame.height >= 20  # the demo's market: rows are compared, not empty tables
+
+
+# `summary`'s tables as the frames of gpuprices.api.summary give them (the command's polars
+# path, which --region, --geo, --currency, csv and json still take).
+@pytest.mark.parametrize("pricing", [[], ["spot", "on_demand"]])
+def test_the_summary_tables_are_their_frames(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str],
+                                             pricing: list[str]) -> None:
+    from gpuprices.output import print_frames
+
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["summary", *(a for p in pricing
+                                                     for a in ("--pricing", p)),
+                                       "-w", str(demo)])
+    assert printed.exit_code == 0, printed.output
+    tables = api.summary(pricing or None, demo)
+    capsys.readouterr()
+    sections = [("rows_per_source", "rows per source (last refresh)",
+                 tables["rows_per_source"])]
+    if tables["unknown_gpus"].height:
+        sections.append(("unknown_gpus", "GPU names not in the catalog (rows quarantined)",
+                         tables["unknown_gpus"]))
+    else:
+        print("GPU names not in the catalog: none")
+    sections.append(("cheapest_per_tier", "cheapest comparable offer per GPU tier "
+                     f"({', '.join(pricing or DEFAULT_PRICING)})", tables["cheapest_per_tier"]))
+    print_frames(sections, Format.table)
+    assert printed.output == capsys.readouterr().out
+    assert tables["rows_per_source"].height >= 20 and tables["cheapest_per_tier"].height >= 4

@@ -22,7 +22,7 @@ from reports.market.value import METRICS, price_performance, value_section
 from reports.queries import reference_table
 from reports.weekly.changes import offering_diff
 from schemas.gpus import load_catalog
-from schemas.tiers import Tier
+from schemas.tiers import Tier, load_tiers
 from tests.reports.conftest import NOW, Builder, offer
 from warehouse.semantic import Prices
 
@@ -145,6 +145,57 @@ def test_cheapest_offers_are_the_rule_as_first_written(prices: Prices,
     earlier = Prices(prices.con, NOW - timedelta(days=7))
     assert cheapest_offers(earlier, **asked).equals(  # type: ignore[arg-type]
         _cheapest_as_first_written(earlier, **asked))  # type: ignore[arg-type]
+
+
+def _top_per_tier_as_first_written(prices: Prices, *, per_tier: int = 5,
+                                   tiers: list[Tier] | None = None,
+                                   pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
+    """The cheapest per tier as polars ranked it before it became one SQL statement (ties
+    after provider, offering and region listed by pricing and model, as the SQL lists them)."""
+    tiers = tiers or load_tiers()
+    tier: pl.Expr = pl.lit(None, pl.String)
+    for t in reversed(tiers):
+        tier = pl.when(pl.col("gpu_memory_gb").is_between(t.min_gb, t.max_gb)).then(
+            pl.lit(t.name)).otherwise(tier)
+    order = {t.name: i for i, t in enumerate(tiers)}
+    ranked = (prices.comparable(pricing).filter(pl.col("gpu_memory_gb").is_not_null())
+              .with_columns(tier.alias("tier")).filter(pl.col("tier").is_not_null())
+              .with_columns(pl.col("price_usd_per_gpu_hour").rank("min").over("tier")
+                            .cast(pl.Int64).alias("rank"),
+                            (pl.col("price_usd_per_gpu_hour") / pl.col("gpu_memory_gb"))
+                            .alias("usd_per_gb_vram_hour"))
+              .filter(pl.col("rank") <= per_tier))
+    return ranked.select(
+        "tier", "rank", "gpu_model", "provider", "offering", "region", "pricing", "gpu_count",
+        "gpu_memory_gb", pl.col("price_usd_per_gpu_hour").alias("usd_per_gpu_hour"),
+        "usd_per_gb_vram_hour", "available", "stock", "carried_days",
+    ).sort(pl.col("tier").replace_strict(order, default=len(order)), "rank", "provider",
+           "offering", "region", "pricing", "gpu_model", maintain_order=True)
+
+
+@pytest.mark.parametrize("asked", [
+    {}, {"per_tier": 1}, {"per_tier": 2, "pricing": ("spot", "on_demand", "interruptible")},
+    {"tiers": [Tier("small", 0, 24), Tier("odd", 24.0, 24.0), Tier("big", 40, 1000)]},
+])
+def test_top_per_tier_is_the_rule_as_first_written(prices: Prices,
+                                                   asked: dict[str, object]) -> None:
+    ours = top_per_tier(prices, **asked)  # type: ignore[arg-type]
+    assert ours.equals(_top_per_tier_as_first_written(prices, **asked))  # type: ignore[arg-type]
+    if not asked:
+        assert ours.height >= 5  # rows are compared, not empty frames
+    earlier = Prices(prices.con, NOW - timedelta(days=7))
+    assert top_per_tier(earlier, **asked).equals(  # type: ignore[arg-type]
+        _top_per_tier_as_first_written(earlier, **asked))  # type: ignore[arg-type]
+
+
+def test_a_tie_across_models_in_a_tier_is_listed_by_model(build: Builder) -> None:
+    build.source("runpod", "runpod")
+    build.capture("runpod", NOW - timedelta(hours=1), [
+        offer("runpod", "serverless 4090, 3090", "RTX 4090", 0.31),
+        offer("runpod", "serverless 4090, 3090", "RTX 3090", 0.31),
+        offer("runpod", "RTX 4090", "RTX 4090", 0.69)])
+    top = top_per_tier(Prices(build.con, NOW), per_tier=1)
+    assert top.select("rank", "gpu_model").rows() == [(1, "RTX 3090"), (1, "RTX 4090")]
 
 
 def _price_performance_as_first_written(prices: Prices, metric: str,

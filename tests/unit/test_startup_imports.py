@@ -3,9 +3,9 @@ so a heavy import at start cannot come back unseen. Each command runs in its own
 the demo warehouse; the modules it loaded are read from sys.modules as it exits.
 
 polars is left out of the check where the command computes with it (every answer but those
-of `query`, `sources`, `changes`, `cheapest`, `value`, `history`, `index` and `market` is a
-polars frame). numpy is the index engine's: reading fixed days never loads it (only a day not
-yet fixed is computed)."""
+of `query`, `sources`, `changes`, `cheapest`, `value`, `history`, `index`, `market` and
+`summary` is a polars frame). numpy is the index engine's: reading fixed days never loads it
+(only a day not yet fixed is computed)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "
 # Why a command may still load one: polars where it computes the answer, rich where the
 # answer is not a plain ASCII table. `query` reads a view's timestamps, `sources` its
 # source_status, `changes` its moves, `cheapest` and `value` their offers, `history` its
-# points, and `index` and `market` a fixed day's fixings (in USD) without polars
-# (warehouse.frames.relation_rows). `sources` imports every scraper
+# points, `index` and `market` a fixed day's fixings and `summary` its three tables (in USD)
+# without polars (warehouse.frames.relation_rows). `sources` imports every scraper
 # module, yet neither polars (imported where a payload is parsed), msgspec (Vast.ai's typed
 # decode, where its payload is parsed: scrapers._vastai_offers), httpx (where a request is
 # made: scrapers.http) nor bs4 (where a page is read).
@@ -42,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "changes": set(),
     "availability": {"polars"},
     "index": set(),
-    "summary": {"polars"},
+    "summary": set(),
     "value": set(),
     "report": {"polars"},
 }
