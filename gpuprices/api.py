@@ -731,10 +731,46 @@ def availability_detail(gpu: str, *, days: int = 7, region: Names = None, geo: N
         quoting = current.comparable().filter(pl.col("gpu_model").is_in(models))
     silent = sorted(set(quoting["provider"]) - set(series["provider"]))
     if series.height == 0:
-        raise NoAnswer(f"no source reported {gpu} stock in the last {days} days"
-                       + (f" ({where.describe()})" if not where.everywhere else "")
-                       + (f"; quoted without stock by {', '.join(silent)}" if silent else ""))
+        raise NoAnswer(_no_stock(gpu, days, where, silent))
     return Availability(stock_table(series), silent)
+
+
+def availability_table(gpu: str, *, days: int = 7, region: Names = None, geo: Names = None,
+                       pricing: Names = None, warehouse: WarehousePath = None
+                       ) -> tuple[Rows | pl.DataFrame, list[str]]:
+    """What `availability` prints on a terminal (reports.market.availability), as DuckDB's
+    rows (no polars: start-up, issue 23), and the providers that quote `gpu` now but say
+    nothing of stock: the same questions as availability_detail."""
+    from reports.market.availability import AVAILABILITY_TABLE, geo_params
+    from warehouse.frames import relation_table
+    from warehouse.semantic import offers_query
+    from warehouse.semantic_stock import availability_query
+
+    models = inputs.gpu_models([gpu]) or []
+    inputs.HISTORY_DAYS.check("days", days)
+    where, chosen = _where(region, geo), inputs.pricing_kinds(pricing)
+    now = datetime.now(UTC)
+    with connection(warehouse) as con:
+        sql, params = availability_query(con, as_of=now, since=now - timedelta(days=int(days)),
+                                         gpu_models=models, pricing=chosen, place=where)
+        # the series once, read twice: its providers and regions, then the table
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _availability AS {sql}", params)
+        pairs = con.execute("SELECT DISTINCT provider, region FROM _availability").fetchall()
+        offers, params = offers_query(con, now, chosen, place=where, gpu_models=models)
+        quoting = {p for (p,) in con.execute(
+            f"SELECT DISTINCT provider FROM ({offers}) WHERE excluded IS NULL", params
+        ).fetchall()}
+        silent = sorted(quoting - {provider for provider, _ in pairs})
+        if not pairs:
+            raise NoAnswer(_no_stock(gpu, days, where, silent))
+        return relation_table(con.sql(AVAILABILITY_TABLE.format(series="_availability"),
+                                      params=geo_params(pairs))), silent
+
+
+def _no_stock(gpu: str, days: int, where: Place, silent: list[str]) -> str:
+    return (f"no source reported {gpu} stock in the last {days} days"
+            + (f" ({where.describe()})" if not where.everywhere else "")
+            + (f"; quoted without stock by {', '.join(silent)}" if silent else ""))
 
 
 def availability(gpu: str, *, days: int = 7, region: Names = None, geo: Names = None,

@@ -4,7 +4,7 @@ Registered by gpuprices.cli."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +19,11 @@ from gpuprices.options import (
     place,
 )
 from gpuprices.output import Format, print_frame
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from warehouse.frames import Rows
 
 __all__ = ["availability", "register"]
 
@@ -36,21 +41,18 @@ def availability(
     """Could GPU be rented? Per provider and region whose source says so (Vast.ai, RunPod,
     Lambda, Voltage Park, Scaleway ...): the share of the last DAYS days' runs that found it in
     stock, the last time one did, and the stock state now (available, low, out of stock)."""
-    import polars as pl
-
     from gpuprices import api
 
     where = place(region, geo)
-    found = api.availability_detail(gpu, days=days, region=where.regions, geo=where.geos,
-                                    pricing=pricing, warehouse=warehouse)
-    frame, silent = found.stock, found.silent
-    if fmt is Format.table:
-        frame = frame.select(
-            pl.col("gpu_model").alias("gpu"), "provider", "region", "geo",
-            pl.format("{}/{}", "in_stock_observations", "observations").alias("runs in stock"),
-            (pl.col("share_in_stock") * 100).round(0).alias("% in stock"),
-            pl.col("last_in_stock").dt.strftime("%Y-%m-%d %H:%M").alias("last in stock"),
-            pl.col("state").alias("now"), pl.col("gpus_free").alias("GPUs free"), "source")
+    frame: pl.DataFrame | Rows
+    if fmt is Format.table:  # reports.market.availability's table, as DuckDB's rows
+        frame, silent = api.availability_table(gpu, days=days, region=where.regions,
+                                               geo=where.geos, pricing=pricing,
+                                               warehouse=warehouse)
+    else:
+        found = api.availability_detail(gpu, days=days, region=where.regions, geo=where.geos,
+                                        pricing=pricing, warehouse=warehouse)
+        frame, silent = found.stock, found.silent
     title = f"{gpu} availability, last {days} days" + (
         f" ({where.describe()})" if not where.everywhere else "")
     print_frame(frame, fmt, title=title)

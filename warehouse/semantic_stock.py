@@ -30,17 +30,19 @@ The rules, once:
 from __future__ import annotations
 
 from datetime import datetime
-
-import duckdb
-import polars as pl
+from typing import TYPE_CHECKING
 
 from contract import DEFAULT_PRICING, IN_STOCK
 from warehouse.frames import sql_frame
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import bind, placed, pricing_set
 
+if TYPE_CHECKING:  # frames where they are made: `availability` prints rows without polars
+    import duckdb
+    import polars as pl
+
 __all__ = ["AVAILABILITY", "HARD_TO_GET_SHARE", "IN_STOCK", "KEY_LOOKBACK_DAYS", "availability",
-           "hard_to_get"]
+           "availability_query", "hard_to_get"]
 
 # A key in stock for less than this share of the window's runs is hard to get (the report).
 HARD_TO_GET_SHARE = 0.5
@@ -159,16 +161,28 @@ def availability(con: duckdb.DuckDBPyConnection, *, as_of: datetime, since: date
     """Per GPU model x provider x region whose source reports stock in (since, as_of]: runs
     observed, runs in stock, the share in stock, the last run in stock, the state now, the
     GPUs free now (where counted), the last run and the source (see the module docstring)."""
+    return sql_frame(con, *availability_query(con, as_of=as_of, since=since,
+                                              gpu_models=gpu_models, pricing=pricing,
+                                              place=place))
+
+
+def availability_query(con: duckdb.DuckDBPyConnection, *, as_of: datetime, since: datetime,
+                       gpu_models: list[str] | None = None,
+                       pricing: tuple[str, ...] | None = None, place: Place = EVERYWHERE
+                       ) -> tuple[str, dict[str, object]]:
+    """AVAILABILITY's SQL and parameters (`availability` reads them as a frame)."""
     chosen = pricing_set(pricing or DEFAULT_PRICING)
     sql = AVAILABILITY.format(place=placed(con, place).sql("r.provider", "r.region"))
-    return sql_frame(con, sql, bind(sql, {
+    return sql, bind(sql, {
         "as_of": as_of, "since": since, "models": gpu_models, "pricing": list(chosen),
-        "lookback": KEY_LOOKBACK_DAYS, **place.params()}))
+        "lookback": KEY_LOOKBACK_DAYS, **place.params()})
 
 
 def hard_to_get(series: pl.DataFrame, share: float = HARD_TO_GET_SHARE) -> pl.DataFrame:
     """The keys of an `availability` frame that were in stock for less than `share` of the
     window, or are not in stock now (out of stock or low), least available first."""
+    import polars as pl
+
     return series.filter((pl.col("share_in_stock") < share)
                          | pl.col("state").is_in(["out_of_stock", "low"])).sort(
         "share_in_stock", "gpu_model", "provider", "region")

@@ -303,3 +303,45 @@ def test_the_summary_tables_are_their_frames(demo: Path, monkeypatch: pytest.Mon
     print_frames(sections, Format.table)
     assert printed.output == capsys.readouterr().out
     assert tables["rows_per_source"].height >= 20 and tables["cheapest_per_tier"].height >= 4
+
+
+# `availability`'s table as polars shaped the frame of gpuprices.api.availability_detail (the
+# command's path for csv and json).
+@pytest.mark.parametrize("asked", [
+    ["H100"], ["RTX 4090", "--days", "30"], ["A100", "--geo", "EU"],
+    ["L4", "--region", "us-east-1"], ["T4", "--pricing", "spot", "--pricing", "on_demand"],
+    ["B300"], ["H100 NVL", "--geo", "APAC"],
+])
+def test_the_availability_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str],
+                                             asked: list[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    printed = CliRunner().invoke(app, ["availability", *asked, "-w", str(demo)])
+    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
+              for flag in ("--days", "--region", "--geo", "--pricing")}
+    days = int((values["--days"] or [7])[0])
+    try:
+        found = api.availability_detail(asked[0], days=days, region=values["--region"] or None,
+                                        geo=values["--geo"] or None,
+                                        pricing=values["--pricing"] or None, warehouse=demo)
+    except NoAnswer as exc:  # the same answer: none, said the same way
+        assert printed.exit_code != 0 and str(exc) in printed.output
+        return
+    assert printed.exit_code == 0, printed.output
+    shown = found.stock.select(
+        pl.col("gpu_model").alias("gpu"), "provider", "region", "geo",
+        pl.format("{}/{}", "in_stock_observations", "observations").alias("runs in stock"),
+        (pl.col("share_in_stock") * 100).round(0).alias("% in stock"),
+        pl.col("last_in_stock").dt.strftime("%Y-%m-%d %H:%M").alias("last in stock"),
+        pl.col("state").alias("now"), pl.col("gpus_free").alias("GPUs free"), "source")
+    where = [*(f"region {r}" for r in values["--region"]),
+             *(f"geography {g}" for g in values["--geo"])]
+    capsys.readouterr()
+    print_frame(shown, Format.table, title=f"{asked[0]} availability, last {days} days"
+                + (f" ({', '.join(where)})" if where else ""))
+    assert printed.stdout == capsys.readouterr().out
+    if found.silent:
+        assert printed.stderr == ("quoted now without stock information: "
+                                  f"{', '.join(found.silent)}\n")
+    if asked == ["H100"]:
+        assert shown.height >= 3  # the demo's stock: rows are compared, not empty tables

@@ -2,10 +2,9 @@
 so a heavy import at start cannot come back unseen. Each command runs in its own process on
 the demo warehouse; the modules it loaded are read from sys.modules as it exits.
 
-polars is left out of the check where the command computes with it (every answer but those
-of `query`, `sources`, `changes`, `cheapest`, `value`, `history`, `index`, `market` and
-`summary` is a polars frame). numpy is the index engine's: reading fixed days never loads it
-(only a day not yet fixed is computed)."""
+Every read command here but `report` prints DuckDB's rows without polars (on a terminal, in
+USD, everywhere; --currency, csv and json read polars frames). numpy is the index engine's:
+reading fixed days never loads it (only a day not yet fixed is computed)."""
 
 from __future__ import annotations
 
@@ -22,11 +21,13 @@ from tests.reports.test_demo_history import demo_warehouse
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "bs4",
          "prefect", "matplotlib", "msgspec", "hashlib")
-# Why a command may still load one: polars where it computes the answer, rich where the
-# answer is not a plain ASCII table. `query` reads a view's timestamps, `sources` its
-# source_status, `changes` its moves, `cheapest` and `value` their offers, `history` its
-# points, `index` and `market` a fixed day's fixings and `summary` its three tables (in USD)
-# without polars (warehouse.frames.relation_rows). `sources` imports every scraper
+# Why a command may still load one: polars where it computes the answer (`report`), rich
+# where the answer is not a plain ASCII table. Each other command's answer is one SQL
+# question whose rows print as they are (warehouse.frames.relation_rows): `query` a view's
+# timestamps, `sources` source_status, `changes` its moves, `cheapest` and `value` their
+# offers, `history` its points, `index` and `market` a fixed day's fixings and view,
+# `summary` its three tables, `availability` its series (a region's geography passed as
+# parameters: a Python function in SQL loads numpy). `sources` imports every scraper
 # module, yet neither polars (imported where a payload is parsed), msgspec (Vast.ai's typed
 # decode, where its payload is parsed: scrapers._vastai_offers), httpx (where a request is
 # made: scrapers.http) nor bs4 (where a page is read).
@@ -40,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "market": set(),
     "history": set(),
     "changes": set(),
-    "availability": {"polars"},
+    "availability": set(),
     "index": set(),
     "summary": set(),
     "value": set(),
