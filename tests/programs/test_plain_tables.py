@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from contract import DEFAULT_PRICING
 from gpuprices import api
@@ -34,6 +34,17 @@ def _from_the_frame(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> str:
     capsys.readouterr()
     print_frame(frame, Format.table, title="sources", priority=_PRIORITY)
     return capsys.readouterr().out
+
+
+def _given(asked: list[str], *flags: str) -> dict[str, list[str]]:
+    """Each flag's values in the command line `asked` (a flag given twice: both)."""
+    return {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag] for flag in flags}
+
+
+def _run(command: str, asked: list[str], demo: Path) -> Result:
+    """`command` with `asked` on the demo warehouse, as a 200-column terminal sees it (the
+    caller's monkeypatch sets COLUMNS)."""
+    return CliRunner().invoke(app, [command, *asked, "-w", str(demo)])
 
 
 @pytest.mark.parametrize("held", ["runs", "no run", "no file"])
@@ -107,11 +118,9 @@ def test_the_cheapest_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyP
     from gpuprices.commands_reports import CHEAPEST_PRIORITY
 
     monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["cheapest", *asked, "-w", str(demo)])
+    printed = _run("cheapest", asked, demo)
     assert printed.exit_code == 0, printed.output
-    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
-              for flag in ("--gpu", "--provider", "--pricing", "--limit", "--min-vram",
-                           "--tier")}
+    values = _given(asked, "--gpu", "--provider", "--pricing", "--limit", "--min-vram", "--tier")
     options = {flag: found[0] for flag, found in values.items() if found}
     limit = int(options.get("--limit", 20))
     offers = api.cheapest(values["--gpu"] or None, provider=values["--provider"] or None,
@@ -143,10 +152,9 @@ def test_the_value_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatc
     from reports.market.value import METRICS
 
     monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["value", *asked, "-w", str(demo)])
+    printed = _run("value", asked, demo)
     assert printed.exit_code == 0, printed.output
-    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
-              for flag in ("--gpu", "--pricing", "--limit", "--metric")}
+    values = _given(asked, "--gpu", "--pricing", "--limit", "--metric")
     metric = (values["--metric"] or ["pflop"])[0]
     limit = int((values["--limit"] or [20])[0])
     ranked = api.value(metric, values["--gpu"] or None, pricing=values["--pricing"] or None,
@@ -172,9 +180,8 @@ def test_the_history_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPa
     from reports.charts import sparkline
 
     monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["history", *asked, "-w", str(demo)])
-    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
-              for flag in ("--provider", "--pricing", "--days", "--region", "--geo")}
+    printed = _run("history", asked, demo)
+    values = _given(asked, "--provider", "--pricing", "--days", "--region", "--geo")
     try:
         points = api.history(asked[0], days=int((values["--days"] or [90])[0]),
                              provider=values["--provider"] or None,
@@ -214,10 +221,9 @@ def test_the_index_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatc
     from warehouse.index.store import read_fixings
 
     monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["index", *asked, "-w", str(demo)])
+    printed = _run("index", asked, demo)
     assert printed.exit_code == 0, printed.output
-    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
-              for flag in ("--gpu", "--kind", "--segment", "--geo")}
+    values = _given(asked, "--gpu", "--kind", "--segment", "--geo")
     kind = (values["--kind"] or ["on_demand"])[0]
     scopes = "--scopes" in asked
     today = datetime.now(UTC).date()
@@ -250,10 +256,9 @@ def test_the_market_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPat
     from datetime import UTC, datetime
 
     monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["market", *asked, "-w", str(demo)])
+    printed = _run("market", asked, demo)
     assert printed.exit_code == 0, printed.output
-    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
-              for flag in ("--gpu", "--segment")}
+    values = _given(asked, "--gpu", "--segment")
     frame = api.market(values["--gpu"] or None, segment=(values["--segment"] or [None])[0],
                        warehouse=demo)
     shown = frame.select(
@@ -316,9 +321,8 @@ def test_the_availability_table_is_its_frame(demo: Path, monkeypatch: pytest.Mon
                                              capsys: pytest.CaptureFixture[str],
                                              asked: list[str]) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["availability", *asked, "-w", str(demo)])
-    values = {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag]
-              for flag in ("--days", "--region", "--geo", "--pricing")}
+    printed = _run("availability", asked, demo)
+    values = _given(asked, "--days", "--region", "--geo", "--pricing")
     days = int((values["--days"] or [7])[0])
     try:
         found = api.availability_detail(asked[0], days=days, region=values["--region"] or None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import duckdb
@@ -102,6 +103,18 @@ def test_cheapest_offers_filters(prices: Prices) -> None:
     assert rows(big, "offering", "available") == [("A100 80GB", False)]
 
 
+def _as_first_written_now_and_a_week_ago(ours: Callable[..., pl.DataFrame],
+                                         first: Callable[..., pl.DataFrame], prices: Prices,
+                                         asked: dict[str, object]) -> None:
+    """`ours` gives the frame the rule as first written gives, now and a week before."""
+    now = ours(prices, **asked)
+    assert now.equals(first(prices, **asked))
+    if not asked:
+        assert now.height >= 5  # rows are compared, not empty frames
+    earlier = Prices(prices.con, NOW - timedelta(days=7))
+    assert ours(earlier, **asked).equals(first(earlier, **asked))
+
+
 def _cheapest_as_first_written(prices: Prices, *, gpu_models: list[str] | None = None,
                                min_vram_gb: float | None = None, tier: Tier | None = None,
                                pricing: tuple[str, ...] | None = None,
@@ -138,13 +151,8 @@ def _cheapest_as_first_written(prices: Prices, *, gpu_models: list[str] | None =
 ])
 def test_cheapest_offers_are_the_rule_as_first_written(prices: Prices,
                                                        asked: dict[str, object]) -> None:
-    ours = cheapest_offers(prices, **asked)  # type: ignore[arg-type]
-    assert ours.equals(_cheapest_as_first_written(prices, **asked))  # type: ignore[arg-type]
-    if not asked:
-        assert ours.height >= 5  # rows are compared, not empty frames
-    earlier = Prices(prices.con, NOW - timedelta(days=7))
-    assert cheapest_offers(earlier, **asked).equals(  # type: ignore[arg-type]
-        _cheapest_as_first_written(earlier, **asked))  # type: ignore[arg-type]
+    _as_first_written_now_and_a_week_ago(cheapest_offers, _cheapest_as_first_written, prices,
+                                         asked)
 
 
 def _top_per_tier_as_first_written(prices: Prices, *, per_tier: int = 5,
@@ -179,13 +187,8 @@ def _top_per_tier_as_first_written(prices: Prices, *, per_tier: int = 5,
 ])
 def test_top_per_tier_is_the_rule_as_first_written(prices: Prices,
                                                    asked: dict[str, object]) -> None:
-    ours = top_per_tier(prices, **asked)  # type: ignore[arg-type]
-    assert ours.equals(_top_per_tier_as_first_written(prices, **asked))  # type: ignore[arg-type]
-    if not asked:
-        assert ours.height >= 5  # rows are compared, not empty frames
-    earlier = Prices(prices.con, NOW - timedelta(days=7))
-    assert top_per_tier(earlier, **asked).equals(  # type: ignore[arg-type]
-        _top_per_tier_as_first_written(earlier, **asked))  # type: ignore[arg-type]
+    _as_first_written_now_and_a_week_ago(top_per_tier, _top_per_tier_as_first_written, prices,
+                                         asked)
 
 
 def test_a_tie_across_models_in_a_tier_is_listed_by_model(build: Builder) -> None:
