@@ -34,9 +34,9 @@ if TYPE_CHECKING:
 
     from warehouse.export import ExportResult
     from warehouse.frames import Rows
-    from warehouse.fx import Unit
     from warehouse.place import Place
     from warehouse.semantic import Prices
+    from warehouse.unit import Unit
 
 __all__ = [
     "Availability", "Moves", "RentVsBuy", "availability", "changes", "cheapest", "cluster",
@@ -123,11 +123,13 @@ def unit_on(con: duckdb.DuckDBPyConnection, currency: str | None, day: date) -> 
     """The money amounts of `day` are printed in, one by one (text such as `explain`): USD
     for None, else `currency` at its ECB rate of `day` (warehouse.fx.unit_of). InputError:
     not a code or no rates stored for it; NoAnswer: the day has no rate within reach."""
-    from warehouse.fx import USD, unit_of
+    from warehouse.unit import USD
 
     code = inputs.currency(currency)
     if code is None or code == "USD":
         return USD
+    from warehouse.fx import unit_of  # the stored rates (and polars): another currency only
+
     _known(con, code)
     unit = unit_of(con, code, day)
     if unit.usd_per_unit is None:
@@ -305,7 +307,7 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
     ECB rate of the day explained, named in a first line). `what`: market, cheapest or
     scenario; `name`: a GPU model or family, or a scenario name
     (reports/market/scenarios.toml)."""
-    from reports.market.explain import explain_cheapest, explain_market, explain_scenario
+    from reports.market.explain_market import explain_market
     from reports.queries import reference_table
 
     inputs.one_of("what", what, inputs.EXPLAIN_WHAT)
@@ -326,8 +328,12 @@ def explain(what: str, name: str, *, day: date | str | None = None, pricing: Nam
             lines = explain_market(then.con, models or [], chosen_day, now=now, place=where,
                                    unit=unit)
         elif what == "cheapest":
+            from reports.market.explain import explain_cheapest
+
             lines = explain_cheapest(then, models or [], unit=unit)
         else:
+            from reports.market.explain import explain_scenario
+
             lines = explain_scenario(then, scenarios[name], reference_table(then.con, "plan"),
                                      unit=unit)
     return "\n".join([unit.describe(), *lines] if unit.converting else lines)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = ["Rows", "held_query", "relation_frame", "relation_rows", "relation_table",
-           "rounded_sql", "scanned_once", "sql_frame", "temp_table"]
+           "rounded_sql", "scanned_once", "sql_dicts", "sql_frame", "temp_table"]
 
 # DuckDB column types whose Python values (fetchall) print as the values polars gives for
 # them (iter_rows): a small answer of only these prints without polars. A HUGEINT is an int
@@ -94,6 +94,16 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
         return relation_frame(held_query(relation, "SELECT * FROM {rows}"))
     finally:
         con.execute(f"DROP VIEW IF EXISTS temp.main.{_ROWS_VIEW}")  # it holds the rows
+
+
+def sql_dicts(con: duckdb.DuckDBPyConnection, sql: str,
+              params: Mapping[str, object] | Sequence[object] | None = None
+              ) -> list[dict[str, object]]:
+    """The rows of one SELECT as dicts (what a frame's to_dicts gives, without polars: text
+    that reads a few rows one by one, e.g. `explain`)."""
+    cursor = con.execute(sql, params)
+    names = [column[0] for column in cursor.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 @contextmanager

@@ -47,8 +47,8 @@ if TYPE_CHECKING:  # polars where a frame is computed: the cheapest offers' SQL 
 __all__ = [
     "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
     "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end", "end_of_day",
-    "load_market_config", "load_segments", "offers_params", "offers_query", "offers_sql",
-    "placed", "pricing_set", "segment_params", "segments",
+    "listed_offers_query", "load_market_config", "load_segments", "offers_params",
+    "offers_query", "offers_sql", "placed", "pricing_set", "segment_params", "segments",
 ]
 
 MARKET_TOML = Path(__file__).with_name("market.toml")
@@ -226,6 +226,18 @@ def offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
                                              segments, place, gpu_models)})
 
 
+def listed_offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
+                        pricing: Sequence[str] | None = None, *, place: Place = EVERYWHERE,
+                        gpu_models: Sequence[str] | None = None,
+                        config: MarketConfig | None = None,
+                        segments: dict[str, str] | None = None) -> tuple[str, dict[str, object]]:
+    """offers_query's offers by GPU model, then OFFER_ORDER: the rows of Prices.offers."""
+    offers, params = offers_query(con, as_of, pricing, place=place, gpu_models=gpu_models,
+                                  config=config, segments=segments)
+    sql = f"SELECT * FROM ({offers}) ORDER BY gpu_model, {_ORDER_SQL}"
+    return sql, bind(sql, params)
+
+
 def placed(con: duckdb.DuckDBPyConnection, place: Place) -> Place:
     """`place`, with what its SQL needs added to `con` (the region_geo function)."""
     if place.geos:
@@ -271,11 +283,9 @@ class Prices:
         """Every offer standing at as_of, with why it is not comparable (`excluded`)."""
         chosen = pricing_set(pricing or self.pricing)
         if chosen not in self._offers:
-            offers, params = offers_query(self.con, self.as_of, chosen, place=self.place,
-                                          gpu_models=self.gpu_models, config=self.config,
-                                          segments=self.segments)
-            sql = f"SELECT * FROM ({offers}) ORDER BY gpu_model, {_ORDER_SQL}"
-            self._offers[chosen] = sql_frame(self.con, sql, bind(sql, params))
+            self._offers[chosen] = sql_frame(self.con, *listed_offers_query(
+                self.con, self.as_of, chosen, place=self.place, gpu_models=self.gpu_models,
+                config=self.config, segments=self.segments))
         return self._offers[chosen]
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:

@@ -21,9 +21,7 @@ everywhere); its moves compare the stage-one rows of both days computed for that
 from __future__ import annotations
 
 from datetime import date, datetime
-
-import duckdb
-import polars as pl
+from typing import TYPE_CHECKING
 
 from contract import DEFAULT_PRICING
 from warehouse.frames import sql_frame, temp_table
@@ -39,8 +37,13 @@ from warehouse.semantic import (
     placed,
 )
 
-__all__ = ["MARKET", "MOVES", "PROVIDERS", "computed_market", "coverage_changes", "market_moves",
-           "market_params", "read_market", "read_provider_prices", "stored_market"]
+if TYPE_CHECKING:  # frames where they are made: `explain market` reads rows without polars
+    import duckdb
+    import polars as pl
+
+__all__ = ["MARKET", "MOVES", "PROVIDERS", "computed_market", "computed_market_query",
+           "coverage_changes", "market_moves", "market_params", "read_market",
+           "read_provider_prices", "stored_market"]
 
 _STORED = "SELECT * FROM market_provider_price"
 
@@ -181,11 +184,23 @@ def computed_market(con: duckdb.DuckDBPyConnection, as_of: datetime,
 
     `offers`: a relation already holding the OFFERS rows of that moment (default: computed).
     """
+    (providers_sql, providers), (market_sql, market) = computed_market_query(
+        con, as_of, config, segments, offers=offers, place=place, day=day)
+    return sql_frame(con, providers_sql, providers), sql_frame(con, market_sql, market)
+
+
+def computed_market_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
+                          config: MarketConfig | None = None,
+                          segments: dict[str, str] | None = None, *, offers: str | None = None,
+                          place: Place = EVERYWHERE, day: date | None = None
+                          ) -> tuple[tuple[str, dict[str, object]], tuple[str, dict[str, object]]]:
+    """computed_market's two questions, each as SQL and its parameters: the per-provider
+    medians, then the market values."""
     params = {"as_of": as_of, **market_params(day or as_of.date(), config, segments, place)}
     providers_sql = PROVIDERS.format(offers=offers or offers_sql(place=placed(con, place)))
     market_sql = MARKET.format(providers=providers_sql)
-    return (sql_frame(con, providers_sql, bind(providers_sql, params)),
-            sql_frame(con, market_sql, bind(market_sql, params)))
+    return ((providers_sql, bind(providers_sql, params)),
+            (market_sql, bind(market_sql, params)))
 
 
 def read_market(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | None = None,
@@ -225,6 +240,8 @@ def stored_market(con: duckdb.DuckDBPyConnection, day: date, *,
         if stored.height:
             return stored, True
     _, market = computed_market(con, day_end(day, now), place=place, day=day)
+    import polars as pl
+
     if gpu_models:
         market = market.filter(pl.col("gpu_model").is_in(gpu_models))
     if segment:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 from gpuprices import api
+from reports.market import explain_market as explain_lines
 from reports.market.cluster import cluster_quotes
 from reports.market.explain import explain_cheapest, explain_market
 from reports.market.rankings import cheapest_offers
@@ -76,17 +78,17 @@ def test_explain_market_reads_the_models_alone_and_says_the_same(demo: Path,
     day = datetime.now(UTC).date()
     with connect_read_only(demo) as con:
         restricted = explain_market(con, ["H100 SXM", "A100 80GB"], day)
-        read: list[tuple[str, ...] | None] = []
-        original = Prices.offers
+        read: list[object] = []
+        original = explain_lines.listed_offers_query
 
-        def every_offer(self: Prices, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
-            read.append(self.gpu_models)
-            self.gpu_models = None  # as before: every offer, then the models' lines
-            return original(self, pricing)
+        def every_offer(*args: Any, **kwargs: Any) -> tuple[str, dict[str, object]]:
+            read.append(kwargs["gpu_models"])
+            kwargs["gpu_models"] = None  # as before: every offer, then the models' lines
+            return original(*args, **kwargs)
 
-        monkeypatch.setattr(Prices, "offers", every_offer)
+        monkeypatch.setattr(explain_lines, "listed_offers_query", every_offer)
         from_all = explain_market(con, ["H100 SXM", "A100 80GB"], day)
-    assert read == [("H100 SXM", "A100 80GB")]
+    assert read == [["H100 SXM", "A100 80GB"]]
     assert restricted == from_all
     assert any(line.startswith("market price of H100 SXM") for line in restricted)
 

@@ -26,6 +26,7 @@ HEAVY = ("polars", "pyarrow", "numpy", "pandera", "httpx", "pydantic", "rich", "
 # question whose rows print as they are (warehouse.frames.relation_rows): `query` a view's
 # timestamps, `sources` source_status, `changes` its moves, `cheapest` and `value` their
 # offers, `history` its points, `index` and `market` a fixed day's fixings and view,
+# `explain market` the offers, medians and votes it lists (warehouse.frames.sql_dicts),
 # `summary` its three tables, `availability` its series (a region's geography passed as
 # parameters: a Python function in SQL loads numpy). `sources` imports every scraper
 # module, yet neither polars (imported where a payload is parsed), msgspec (Vast.ai's typed
@@ -45,11 +46,12 @@ ALLOWED: dict[str, set[str]] = {
     "index": set(),
     "summary": set(),
     "value": set(),
+    "explain": set(),
     "report": {"polars"},
 }
 ARGS = {"query": ["select source, observed_at, price_usd_per_gpu_hour from latest_price"],
         "history": ["H100"], "changes": ["--since", "2024-01-01"], "availability": ["H100"],
-        "cheapest": ["--limit", "5"]}
+        "cheapest": ["--limit", "5"], "explain": ["market", "H100"]}
 _LOADED = ("import atexit, sys; atexit.register(lambda: sys.__stderr__.write('LOADED ' + "
            "' '.join(sorted({m.split('.')[0] for m in sys.modules})) + '\\n')); "
            "from gpuprices.cli import main; sys.argv[0] = 'gpuprices'; main()")

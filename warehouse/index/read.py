@@ -116,7 +116,8 @@ def market_view(con: duckdb.DuckDBPyConnection, day: date, *,
     (`band_low/high_usd_per_gpu_hour`), panel and method, and the day's offer statistics
     (the two-stage median `median_usd_per_gpu_hour`, min, p25, p75, max, providers, offers,
     dispersion). Second: is the index value published (else indicative)?"""
-    stored = stored_view_query(con, day, gpu_models, segment)
+    stored = (stored_view_query(con, day, gpu_models, segment)
+              if day_record(con, day) is not None else None)
     if stored is not None:  # the common case: a fixed day's stored rows, read by SQL alone
         return sql_frame(con, *stored), True
     stats, _ = stored_market(con, day, gpu_models=gpu_models, segment=segment, now=now)

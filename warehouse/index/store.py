@@ -49,6 +49,7 @@ __all__ = [
     "read_votes",
     "record_method",
     "runs_fingerprints",
+    "votes_query",
     "with_digests",
     "write_check",
     "write_day",
@@ -238,9 +239,13 @@ def read_votes(con: duckdb.DuckDBPyConnection, fixing_ids: list[str]) -> pl.Data
     """The votes of these fixings (by fixing, then provider: the table's key). A semi join,
     not list_contains, which compares every vote with every id (a day's 1,470 fixings at
     14,000 offerings: 118 ms against 27 ms)."""
-    return sql_frame(con, "SELECT * FROM index_vote SEMI JOIN (SELECT unnest($ids) AS "
-                     "fixing_id) USING (fixing_id) ORDER BY fixing_id, provider",
-                     {"ids": fixing_ids})
+    return sql_frame(con, *votes_query(fixing_ids))
+
+
+def votes_query(fixing_ids: list[str]) -> tuple[str, dict[str, object]]:
+    """read_votes' SQL and parameters."""
+    return ("SELECT * FROM index_vote SEMI JOIN (SELECT unnest($ids) AS fixing_id) "
+            "USING (fixing_id) ORDER BY fixing_id, provider", {"ids": fixing_ids})
 
 
 def history_before(con: duckdb.DuckDBPyConnection, day: date, params: IndexParams,
