@@ -54,7 +54,7 @@ QUALIFY row_number() OVER (PARTITION BY {{keys}} ORDER BY {", ".join(OFFER_ORDER
 ORDER BY {{keys}}
 """
 # What `history` shows of each point: the price rounded to 4 decimals as polars rounds
-# (rounded_sql), the capture's id shortened. `{{history}}`: history_query's SQL.
+# (rounded_sql), the capture's id shortened. `{history}`: history_query's SQL.
 HISTORY_POINTS = f"""
 SELECT day, {rounded_sql("price_usd_per_gpu_hour", 4)} AS price_usd_per_gpu_hour,
        gpu_model, provider, offering, region, pricing, source, left(capture_id, 12) AS capture,
