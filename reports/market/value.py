@@ -33,9 +33,9 @@ METRICS = {"pflop": ("usd_per_pflop_hour", "$/PFLOP-h"),
            "vram": ("usd_per_gb_vram_hour", "$/GB-VRAM-h"),
            "bandwidth": ("usd_per_tbps_hour", "$/(TB/s)-h")}
 # `{offers}`: rows with OFFERS' columns (offers_sql(...), or a table of one moment's
-# comparable offers); `{metric}`: a METRICS column. A model without the catalog figure (NULL,
-# or a zero DuckDB divides into NULL) is left out of that ranking. Offers tying on the metric,
-# provider, offering and region are listed by price, pricing, then model.
+# comparable offers); `{metric}`: a METRICS column. A model without the catalog figure (NULL)
+# is left out of that ranking (a zero would rank last, at infinity, as in polars). Offers tying
+# on the metric, provider, offering and region are listed by price, pricing, then model.
 PRICE_PERFORMANCE = """
 WITH rated AS (
     SELECT o.gpu_model, o.provider, o.offering, o.region, o.pricing, o.gpu_count,
