@@ -257,7 +257,7 @@ def market_table(gpu: Names = None, *, day: date | str | None = None,
     """What `market` shows on a terminal for a fixed day whose offer statistics are stored,
     everywhere, in USD: DuckDB's rows (no polars: start-up, issue 23) of the same view as
     `market` (warehouse.index.view); None for a day the view is computed for."""
-    from warehouse.frames import held_query, relation_table
+    from warehouse.frames import sql_table
     from warehouse.index.view import market_table_sql, stored_view_query
 
     models, chosen_day, chosen = inputs.gpu_models(gpu), inputs.as_day(day), _segment(segment)
@@ -266,8 +266,7 @@ def market_table(gpu: Names = None, *, day: date | str | None = None,
         if stored is None:
             return None
         view, params = stored
-        return relation_table(held_query(con.sql(market_table_sql(view), params=params),
-                                         "SELECT * FROM {rows}"))
+        return sql_table(con, market_table_sql(view), params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -576,7 +575,7 @@ def history_table(gpu: str, *, days: int = 90, provider: Names = None, pricing: 
     start-up, issue 23), or a frame where a column's values could print otherwise
     (warehouse.frames.relation_table). The same question as `history`
     (reports.market.history.series_points, warehouse.semantic_history.points_query)."""
-    from warehouse.frames import held_query, relation_table
+    from warehouse.frames import sql_table
     from warehouse.semantic_history import points_query
 
     models = inputs.gpu_models([gpu]) or []
@@ -587,7 +586,7 @@ def history_table(gpu: str, *, days: int = 90, provider: Names = None, pricing: 
         sql, params = points_query(con, models, since=now.date() - timedelta(days=int(days)),
                                    until=now.date(), pricing=inputs.pricing_kinds(pricing),
                                    providers=_names(provider), now=now, place=where)
-        points = relation_table(held_query(con.sql(sql, params=params), "SELECT * FROM {rows}"))
+        points = sql_table(con, sql, params)
     if points.height == 0:
         raise NoAnswer(_no_history(gpu, days, where))
     return points
@@ -697,16 +696,15 @@ def summary_table(pricing: Names = None, warehouse: WarehousePath = None
     issue 23): the same three questions as `summary` (reports.queries, reports.market.tiers)."""
     from reports.market.tiers import per_tier_query
     from reports.queries import UNKNOWN_GPUS, rows_per_source_query
-    from warehouse.frames import held_query, relation_table
+    from warehouse.frames import sql_table
 
     with connection(warehouse) as con:
         tiers, params = per_tier_query(con, datetime.now(UTC), per_tier=1,
                                        pricing=inputs.pricing_kinds(pricing))
         sources, run = rows_per_source_query(con)
-        return {"rows_per_source": relation_table(con.sql(sources, params=run)),
-                "unknown_gpus": relation_table(con.sql(UNKNOWN_GPUS)),
-                "cheapest_per_tier": relation_table(held_query(
-                    con.sql(tiers, params=params), "SELECT * EXCLUDE (rank) FROM {rows}"))}
+        return {"rows_per_source": sql_table(con, sources, run),
+                "unknown_gpus": sql_table(con, UNKNOWN_GPUS),
+                "cheapest_per_tier": sql_table(con, tiers, params, columns="* EXCLUDE (rank)")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -748,7 +746,7 @@ def availability_table(gpu: str, *, days: int = 7, region: Names = None, geo: Na
     rows (no polars: start-up, issue 23), and the providers that quote `gpu` now but say
     nothing of stock: the same questions as availability_detail."""
     from reports.market.availability import AVAILABILITY_TABLE, geo_params
-    from warehouse.frames import relation_table
+    from warehouse.frames import held_table, sql_table
     from warehouse.semantic import offers_query
     from warehouse.semantic_stock import availability_query
 
@@ -759,18 +757,18 @@ def availability_table(gpu: str, *, days: int = 7, region: Names = None, geo: Na
     with connection(warehouse) as con:
         sql, params = availability_query(con, as_of=now, since=now - timedelta(days=int(days)),
                                          gpu_models=models, pricing=chosen, place=where)
-        # the series once, read twice: its providers and regions, then the table
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _availability AS {sql}", params)
-        pairs = con.execute("SELECT DISTINCT provider, region FROM _availability").fetchall()
-        offers, params = offers_query(con, now, chosen, place=where, gpu_models=models)
+        offers, quoted = offers_query(con, now, chosen, place=where, gpu_models=models)
         quoting = {p for (p,) in con.execute(
-            f"SELECT DISTINCT provider FROM ({offers}) WHERE excluded IS NULL", params
+            f"SELECT DISTINCT provider FROM ({offers}) WHERE excluded IS NULL", quoted
         ).fetchall()}
-        silent = sorted(quoting - {provider for provider, _ in pairs})
-        if not pairs:
-            raise NoAnswer(_no_stock(gpu, days, where, silent))
-        return relation_table(con.sql(AVAILABILITY_TABLE.format(series="_availability"),
-                                      params=geo_params(pairs))), silent
+        # the series once, read twice: its providers and regions, then the table
+        with held_table(con, "_availability", sql, params) as series:
+            pairs = con.execute(f"SELECT DISTINCT provider, region FROM ({series})").fetchall()
+            silent = sorted(quoting - {provider for provider, _ in pairs})
+            if not pairs:
+                raise NoAnswer(_no_stock(gpu, days, where, silent))
+            return sql_table(con, AVAILABILITY_TABLE.format(series=f"({series})"),
+                             geo_params(pairs)), silent
 
 
 def _no_stock(gpu: str, days: int, where: Place, silent: list[str]) -> str:

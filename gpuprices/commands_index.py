@@ -154,15 +154,14 @@ def _published_table(warehouse: Path | None, day: date, gpu_models: list[str] | 
     issue 23), the table fixings_table makes (FIXINGS_TABLE); False, printing nothing, for a
     day not fixed yet (computed, indicative)."""
     from reports.index.tables import FIXINGS_TABLE
-    from warehouse.frames import held_query, relation_table
+    from warehouse.frames import sql_table
     from warehouse.index.store import day_record, fixings_query
 
     with read_warehouse(warehouse) as con:
         if day_record(con, day) is None:
             return False
         sql, params = fixings_query(days=[day], gpu_models=gpu_models, **series)
-        shown = relation_table(held_query(con.sql(FIXINGS_TABLE.format(fixings=sql),
-                                                  params=params), "SELECT * FROM {rows}"))
+        shown = sql_table(con, FIXINGS_TABLE.format(fixings=sql), params)
     print_frame(shown, Format.table, title=_title("$/GPU-hour", day, True))
     return True
 

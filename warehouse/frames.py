@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-__all__ = ["Rows", "held_query", "relation_frame", "relation_rows", "relation_table",
-           "rounded_sql", "scanned_once", "sql_dicts", "sql_frame", "temp_table"]
+__all__ = ["Rows", "held_query", "held_table", "relation_frame", "relation_rows",
+           "relation_table", "rounded_sql", "scanned_once", "sql_dicts", "sql_frame", "sql_table",
+           "temp_table"]
 
 # DuckDB column types whose Python values (fetchall) print as the values polars gives for
 # them (iter_rows): a small answer of only these prints without polars. A HUGEINT is an int
@@ -96,6 +97,19 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
         con.execute(f"DROP VIEW IF EXISTS temp.main.{_ROWS_VIEW}")  # it holds the rows
 
 
+def sql_table(con: duckdb.DuckDBPyConnection, sql: str,
+              params: Mapping[str, object] | Sequence[object] | None = None, *,
+              columns: str = "*") -> Rows | pl.DataFrame:
+    """The rows of one SELECT to print (relation_table: DuckDB's own, or a frame), of its
+    `columns` (SQL, e.g. "* EXCLUDE (rank)", taken in the rows' order): sql_frame's twin for
+    a terminal table."""
+    relation = con.sql(sql, params=params)
+    try:
+        return relation_table(held_query(relation, f"SELECT {columns} FROM {{rows}}"))
+    finally:
+        con.execute(f"DROP VIEW IF EXISTS temp.main.{_ROWS_VIEW}")  # it holds the rows
+
+
 def sql_dicts(con: duckdb.DuckDBPyConnection, sql: str,
               params: Mapping[str, object] | Sequence[object] | None = None
               ) -> list[dict[str, object]]:
@@ -123,6 +137,22 @@ def temp_table(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -
     reads them more than once; works on read-only connections too."""
     with scanned_once(con, f"{name}_stream", frame):
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_stream")
+
+
+@contextmanager
+def held_table(con: duckdb.DuckDBPyConnection, name: str, rows: pl.DataFrame | str,
+               params: Mapping[str, object] | None = None) -> Iterator[str]:
+    """Inside the block, the temporary table `name` holds `rows` (a frame, or a SELECT and
+    its parameters) for SQL that reads them more than once; dropped however the block ends.
+    Yields a SELECT of them."""
+    if isinstance(rows, str):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {rows}", params)
+    else:
+        temp_table(con, name, rows)
+    try:
+        yield f"SELECT * FROM {name}"
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
 
 
 def relation_rows(relation: duckdb.DuckDBPyRelation) -> Rows | None:

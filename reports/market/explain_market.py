@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from contract import DEFAULT_PRICING, STALE_AFTER_H
-from warehouse.frames import sql_dicts
+from warehouse.frames import held_table, sql_dicts
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import ALL, MarketConfig, day_end, listed_offers_query, load_market_config
 from warehouse.semantic_market import computed_market_query
@@ -187,15 +187,11 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
     # values as from every offer); the market below is made from these very rows
     sql, params = listed_offers_query(con, as_of, DEFAULT_PRICING, place=place,
                                       gpu_models=gpu_models, config=config, segments=segments)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_OFFERS} AS {sql}", params)
-    try:
-        offers = sql_dicts(con, f"SELECT * FROM {_OFFERS}")
+    with held_table(con, _OFFERS, sql, params) as held:
+        offers = sql_dicts(con, held)
         (providers_sql, at), (market_sql, also) = computed_market_query(
-            con, as_of, config, segments, place=place, day=day,
-            offers=f"SELECT * FROM {_OFFERS}")
+            con, as_of, config, segments, place=place, day=day, offers=held)
         providers, market = sql_dicts(con, providers_sql, at), sql_dicts(con, market_sql, also)
-    finally:
-        con.execute(f"DROP TABLE IF EXISTS temp.main.{_OFFERS}")  # it holds the rows
     where = f" in {place.describe()}" if not place.everywhere else ""
     lines: list[str] = []
     for model in [m for m in gpu_models if m in {o["gpu_model"] for o in offers}]:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from schemas.tiers import Tier, load_tiers, tier_sql
-from warehouse.frames import sql_frame, temp_table
+from warehouse.frames import held_table, sql_frame
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import bind, offers_query
 
@@ -65,9 +65,5 @@ def per_tier_query(con: duckdb.DuckDBPyConnection, as_of: datetime, *, per_tier:
 def top_per_tier(prices: Prices, *, per_tier: int = 5, tiers: list[Tier] | None = None,
                  pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
     """PER_TIER over the comparable offers of `prices` (read once, kept by Prices)."""
-    temp_table(prices.con, _OFFERS, prices.comparable(pricing))
-    try:
-        return sql_frame(prices.con, _sql(f"SELECT * FROM {_OFFERS}", tiers or load_tiers()),
-                         {"per_tier": per_tier})
-    finally:
-        prices.con.execute(f"DROP TABLE IF EXISTS temp.main.{_OFFERS}")
+    with held_table(prices.con, _OFFERS, prices.comparable(pricing)) as offers:
+        return sql_frame(prices.con, _sql(offers, tiers or load_tiers()), {"per_tier": per_tier})

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from warehouse.frames import sql_frame, temp_table
+from warehouse.frames import held_table, sql_frame
 from warehouse.place import EVERYWHERE, Place
 from warehouse.semantic import bind, offers_query
 
@@ -98,10 +98,9 @@ def value_section(prices: Prices, limit: int = 10, unit: Unit | None = None) -> 
              "market price counts). One row per GPU model "
              "(its best offer).", ""]
     # the offers the report has read, ranked three times (not read again each time)
-    temp_table(prices.con, _COMPARABLE, prices.comparable())
-    try:
+    with held_table(prices.con, _COMPARABLE, prices.comparable()) as offers:
         for metric, (column, header) in METRICS.items():
-            sql = _sql(f"SELECT * FROM {_COMPARABLE}", metric)
+            sql = _sql(offers, metric)
             ranked = sql_frame(prices.con, sql, {"asked_models": None}).group_by(
                 "gpu_model", maintain_order=True).first().head(limit)
             parts += [f"### Best {unit.label(header)}", ""]
@@ -113,6 +112,4 @@ def value_section(prices: Prices, limit: int = 10, unit: Unit | None = None) -> 
                  for r in ranked.to_dicts()], [False, False, False, True, True])
                 if ranked.height else "No offers.")
             parts.append("")
-    finally:
-        prices.con.execute(f"DROP TABLE IF EXISTS {_COMPARABLE}")
     return "\n".join(parts)

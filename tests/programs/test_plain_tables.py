@@ -41,10 +41,19 @@ def _given(asked: list[str], *flags: str) -> dict[str, list[str]]:
     return {flag: [asked[i + 1] for i, f in enumerate(asked) if f == flag] for flag in flags}
 
 
-def _run(command: str, asked: list[str], demo: Path) -> Result:
-    """`command` with `asked` on the demo warehouse, as a 200-column terminal sees it (the
-    caller's monkeypatch sets COLUMNS)."""
-    return CliRunner().invoke(app, [command, *asked, "-w", str(demo)])
+@pytest.fixture(autouse=True)
+def _terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 200-column terminal for the command and for the table it is compared with (a test
+    may ask for another width)."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _run(command: str, asked: list[str], demo: Path, *, answers: bool = True) -> Result:
+    """`command` with `asked` on the demo warehouse; exit 0 unless it may have no answer."""
+    printed = CliRunner().invoke(app, [command, *asked, "-w", str(demo)])
+    if answers:
+        assert printed.exit_code == 0, printed.output
+    return printed
 
 
 @pytest.mark.parametrize("held", ["runs", "no run", "no file"])
@@ -112,14 +121,11 @@ def test_the_changes_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPa
     ["--min-vram", "48"], ["--tier", "80 GB"], ["--pricing", "spot", "--pricing", "on_demand"],
     ["--gpu", "B200"],
 ])
-def test_the_cheapest_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str],
+def test_the_cheapest_table_is_its_frame(demo: Path, capsys: pytest.CaptureFixture[str],
                                          asked: list[str]) -> None:
     from gpuprices.commands_reports import CHEAPEST_PRIORITY
 
-    monkeypatch.setenv("COLUMNS", "200")
     printed = _run("cheapest", asked, demo)
-    assert printed.exit_code == 0, printed.output
     values = _given(asked, "--gpu", "--provider", "--pricing", "--limit", "--min-vram", "--tier")
     options = {flag: found[0] for flag, found in values.items() if found}
     limit = int(options.get("--limit", 20))
@@ -146,14 +152,11 @@ def test_the_cheapest_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyP
     ["--gpu", "H100", "--gpu", "A100 80GB", "--metric", "vram"], ["--limit", "1"],
     ["--pricing", "spot", "--pricing", "on_demand"], ["--gpu", "B200", "--limit", "2"],
 ])
-def test_the_value_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str],
+def test_the_value_table_is_its_frame(demo: Path, capsys: pytest.CaptureFixture[str],
                                       asked: list[str]) -> None:
     from reports.market.value import METRICS
 
-    monkeypatch.setenv("COLUMNS", "200")
     printed = _run("value", asked, demo)
-    assert printed.exit_code == 0, printed.output
     values = _given(asked, "--gpu", "--pricing", "--limit", "--metric")
     metric = (values["--metric"] or ["pflop"])[0]
     limit = int((values["--limit"] or [20])[0])
@@ -174,13 +177,11 @@ def test_the_value_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatc
     ["H100", "--pricing", "spot", "--pricing", "on_demand"], ["L4", "--geo", "EU"],
     ["RTX 4090", "--region", "us-east-1"], ["H100 SXM", "--days", "1"],
 ])
-def test_the_history_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str],
+def test_the_history_table_is_its_frame(demo: Path, capsys: pytest.CaptureFixture[str],
                                         asked: list[str]) -> None:
     from reports.charts import sparkline
 
-    monkeypatch.setenv("COLUMNS", "200")
-    printed = _run("history", asked, demo)
+    printed = _run("history", asked, demo, answers=False)
     values = _given(asked, "--provider", "--pricing", "--days", "--region", "--geo")
     try:
         points = api.history(asked[0], days=int((values["--days"] or [90])[0]),
@@ -210,8 +211,7 @@ def test_the_history_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPa
     [], ["--gpu", "H100"], ["--kind", "all"], ["--scopes"], ["--kind", "spot", "--geo", "EU"],
     ["--segment", "neocloud"], ["--kind", "reserved", "--scopes"], ["--gpu", "B300"],
 ])
-def test_the_index_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str],
+def test_the_index_table_is_its_frame(demo: Path, capsys: pytest.CaptureFixture[str],
                                       asked: list[str]) -> None:
     from datetime import UTC, datetime
 
@@ -220,9 +220,7 @@ def test_the_index_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatc
     from warehouse.connection import connect_read_only
     from warehouse.index.store import read_fixings
 
-    monkeypatch.setenv("COLUMNS", "200")
     printed = _run("index", asked, demo)
-    assert printed.exit_code == 0, printed.output
     values = _given(asked, "--gpu", "--kind", "--segment", "--geo")
     kind = (values["--kind"] or ["on_demand"])[0]
     scopes = "--scopes" in asked
@@ -250,14 +248,11 @@ def test_the_index_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatc
     [], ["--gpu", "H100"], ["--segment", "all"], ["--segment", "neocloud", "--gpu", "A100"],
     ["--gpu", "B300"], ["--gpu", "L4", "--gpu", "RTX 4090"],
 ])
-def test_the_market_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str],
+def test_the_market_table_is_its_frame(demo: Path, capsys: pytest.CaptureFixture[str],
                                        asked: list[str]) -> None:
     from datetime import UTC, datetime
 
-    monkeypatch.setenv("COLUMNS", "200")
     printed = _run("market", asked, demo)
-    assert printed.exit_code == 0, printed.output
     values = _given(asked, "--gpu", "--segment")
     frame = api.market(values["--gpu"] or None, segment=(values["--segment"] or [None])[0],
                        warehouse=demo)
@@ -284,16 +279,11 @@ def test_the_market_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPat
 # `summary`'s tables as the frames of gpuprices.api.summary give them (the command's polars
 # path, which --region, --geo, --currency, csv and json still take).
 @pytest.mark.parametrize("pricing", [[], ["spot", "on_demand"]])
-def test_the_summary_tables_are_their_frames(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str],
+def test_the_summary_tables_are_their_frames(demo: Path, capsys: pytest.CaptureFixture[str],
                                              pricing: list[str]) -> None:
     from gpuprices.output import print_frames
 
-    monkeypatch.setenv("COLUMNS", "200")
-    printed = CliRunner().invoke(app, ["summary", *(a for p in pricing
-                                                     for a in ("--pricing", p)),
-                                       "-w", str(demo)])
-    assert printed.exit_code == 0, printed.output
+    printed = _run("summary", [a for p in pricing for a in ("--pricing", p)], demo)
     tables = api.summary(pricing or None, demo)
     capsys.readouterr()
     sections = [("rows_per_source", "rows per source (last refresh)",
@@ -317,11 +307,9 @@ def test_the_summary_tables_are_their_frames(demo: Path, monkeypatch: pytest.Mon
     ["L4", "--region", "us-east-1"], ["T4", "--pricing", "spot", "--pricing", "on_demand"],
     ["B300"], ["H100 NVL", "--geo", "APAC"],
 ])
-def test_the_availability_table_is_its_frame(demo: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str],
+def test_the_availability_table_is_its_frame(demo: Path, capsys: pytest.CaptureFixture[str],
                                              asked: list[str]) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
-    printed = _run("availability", asked, demo)
+    printed = _run("availability", asked, demo, answers=False)
     values = _given(asked, "--days", "--region", "--geo", "--pricing")
     days = int((values["--days"] or [7])[0])
     try:
