@@ -57,19 +57,23 @@ _OFFERS_THAT_COUNT = """
     AND excluded_because({o}.gpu_model, {o}.gpu_only, {o}.gpu_count, {o}.pricing, $pricing,
                          NULL, false) IS NULL"""
 AVAILABILITY = """
-WITH every_run AS (
-    SELECT s.source, s.observed_at AS seen_at, s.capture_id, c.stored_observed_at AS stored_at
-    FROM scrape_run s JOIN capture_seen c USING (source, capture_id)
-    WHERE confirms(s.status) AND s.observed_at <= $as_of
-), runs AS (
-    SELECT * FROM every_run WHERE seen_at > $since - to_days($lookback)
+WITH runs AS (
+    SELECT source, observed_at AS seen_at, capture_id
+    FROM scrape_run
+    WHERE confirms(status) AND capture_id IS NOT NULL
+      AND observed_at > $since - to_days($lookback) AND observed_at <= $as_of
+), stored AS (  -- when each capture read was stored (capture_seen's rule, views.sql),
+    -- looked up for the captures the window's runs saw, not grouped over every run
+    SELECT source, capture_id, min(observed_at) AS stored_at
+    FROM scrape_run SEMI JOIN runs USING (source, capture_id)
+    WHERE status = 'success'
+    GROUP BY source, capture_id
 ), captures AS (  -- each a small number: the rows below carry it, not a 64-character id
-    SELECT *, CAST(row_number() OVER () AS INTEGER) AS cap
-    FROM (SELECT DISTINCT source, capture_id, stored_at FROM runs)
+    SELECT c.*, s.stored_at, CAST(row_number() OVER () AS INTEGER) AS cap
+    FROM (SELECT DISTINCT source, capture_id FROM runs) c
+    LEFT JOIN stored s USING (source, capture_id)
 ), run_caps AS (
-    SELECT r.*, c.cap FROM runs r
-    JOIN captures c ON r.source = c.source AND r.capture_id = c.capture_id
-                   AND r.stored_at IS NOT DISTINCT FROM c.stored_at  -- every run, as before
+    SELECT r.*, c.cap FROM runs r JOIN captures c USING (source, capture_id)
 ), recent AS (
     SELECT o.source, o.provider, o.gpu_model, o.region, c.cap, o.available,
            o.gpus_available, o.stock_level
@@ -133,12 +137,25 @@ WITH every_run AS (
 ), not_lately AS (  -- keys not in stock at any run read: when were they last, before those?
     SELECT provider, gpu_model, region, source FROM series
     WHERE last_in_stock IS NULL AND observations > 0
+), earlier_runs AS (  -- the runs before those, of these keys' sources alone
+    SELECT s.source, s.observed_at AS seen_at, s.capture_id
+    FROM (SELECT DISTINCT source FROM not_lately) k JOIN scrape_run s USING (source)
+    WHERE confirms(s.status) AND s.capture_id IS NOT NULL
+      AND s.observed_at <= $since - to_days($lookback)
+), earlier_stored AS (  -- capture_seen's rule, as `stored` (joined from the few captures:
+    -- when there are none, the run record is not read)
+    SELECT e.source, e.capture_id, min(s.observed_at) AS stored_at
+    FROM (SELECT DISTINCT source, capture_id FROM earlier_runs) e
+    JOIN scrape_run s ON s.source = e.source AND s.capture_id = e.capture_id
+    WHERE s.status = 'success'
+    GROUP BY e.source, e.capture_id
 ), earlier AS (
     SELECT k.provider, k.gpu_model, k.region, k.source, max(w.seen_at) AS last_in_stock
     FROM not_lately k
-    JOIN every_run w ON w.source = k.source AND w.seen_at <= $since - to_days($lookback)
+    JOIN earlier_runs w ON w.source = k.source
+    JOIN earlier_stored c ON c.source = w.source AND c.capture_id = w.capture_id
     JOIN observation x ON x.source = w.source AND x.capture_id = w.capture_id
-         AND x.observed_at = w.stored_at AND x.provider = k.provider
+         AND x.observed_at = c.stored_at AND x.provider = k.provider
          AND x.gpu_model = k.gpu_model AND x.region = k.region
     WHERE x.available AND """ + _OFFERS_THAT_COUNT.format(o="x") + """
     GROUP BY ALL
