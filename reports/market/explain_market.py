@@ -127,29 +127,34 @@ def _stage_two(market: Row, providers: list[Row], segment: str, unit: Unit) -> l
     return lines
 
 
-def _fixings_and_votes(con: duckdb.DuckDBPyConnection, model: str, day: date,
+def _fixings_and_votes(con: duckdb.DuckDBPyConnection, models: list[str], day: date,
                        now: datetime | None) -> tuple[list[Row], list[Row], bool]:
-    """The day's on-demand fixings of `model` in every segment (every geography) and their
-    votes, and whether they are published: the stored records of a fixed day (read as rows),
-    else the index engine's (warehouse.index.read.votes_of)."""
+    """The day's on-demand fixings of `models` in every segment (every geography) and their
+    votes, and whether they are published: the stored records of a fixed day (read as rows,
+    in one question each for every model), else the index engine's
+    (warehouse.index.read.votes_of)."""
     from warehouse.index.store import day_record, fixings_query, votes_query
 
+    if not models:
+        return [], [], True
     if day_record(con, day) is not None:
-        fixings = sql_dicts(con, *fixings_query(days=[day], gpu_models=[model],
+        fixings = sql_dicts(con, *fixings_query(days=[day], gpu_models=models,
                                                 kind="on_demand", geo=ALL))
         votes = sql_dicts(con, *votes_query([str(f["fixing_id"]) for f in fixings]))
         return fixings, votes, True
     from warehouse.index.read import votes_of
 
-    frame, vote_frame, published = votes_of(con, day, [model], now=now, segment=None)
+    frame, vote_frame, published = votes_of(con, day, models, now=now, segment=None)
     return frame.to_dicts(), vote_frame.to_dicts(), published
 
 
-def _index_lines(con: duckdb.DuckDBPyConnection, model: str, day: date,
-                 now: datetime | None, unit: Unit) -> list[str]:
+def _index_lines(model: str, index: tuple[list[Row], list[Row], bool],
+                 unit: Unit) -> list[str]:
     """The market price itself: the day's on-demand index fixing per scope, and the votes of
-    the all-provider one (warehouse/index, docs/index-methodology.md)."""
-    fixings, votes, published = _fixings_and_votes(con, model, day, now)
+    the all-provider one (warehouse/index, docs/index-methodology.md); `index`:
+    _fixings_and_votes of the models explained."""
+    every_fixing, votes, published = index
+    fixings = [f for f in every_fixing if f["gpu_model"] == model]
     status = "published" if published else "indicative: the day is not fixed yet"
     lines = [f"market price = the on-demand index ({status}; docs/index-methodology.md):"]
     for f in sorted(fixings, key=lambda f: (f["segment"] != ALL, f["segment"])):
@@ -194,7 +199,9 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
         providers, market = sql_dicts(con, providers_sql, at), sql_dicts(con, market_sql, also)
     where = f" in {place.describe()}" if not place.everywhere else ""
     lines: list[str] = []
-    for model in [m for m in gpu_models if m in {o["gpu_model"] for o in offers}]:
+    explained = [m for m in gpu_models if m in {o["gpu_model"] for o in offers}]
+    index = _fixings_and_votes(con, explained, day, now)
+    for model in explained:
         mine = [o for o in offers if o["gpu_model"] == model]
         counted = [o for o in mine if o["excluded"] is None]
         excluded = [o for o in mine if o["excluded"] is not None]
@@ -222,6 +229,6 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
                          f"{_num(p['median_usd_per_gpu_hour'], unit)}{carried}")
         for m in [m for m in market if m["gpu_model"] == model]:
             lines += _stage_two(m, mine_providers, str(m["segment"]), unit)
-        lines += _index_lines(con, model, day, now, unit)
+        lines += _index_lines(model, index, unit)
         lines.append("")
     return lines or [f"no offers of {', '.join(gpu_models)} stood at {when_text(as_of)}"]
