@@ -74,6 +74,8 @@ WITH runs AS (
     LEFT JOIN stored s USING (source, capture_id)
 ), run_caps AS (
     SELECT r.*, c.cap FROM runs r JOIN captures c USING (source, capture_id)
+), before_window AS (  -- per capture, its last run before the window
+    SELECT cap, max(seen_at) AS seen_at FROM run_caps WHERE seen_at <= $since GROUP BY cap
 ), recent AS (
     SELECT o.source, o.provider, o.gpu_model, o.region, c.cap, o.available,
            o.gpus_available, o.stock_level
@@ -92,30 +94,35 @@ WITH runs AS (
     GROUP BY r.provider, r.gpu_model
 ), spoken AS (
     SELECT r.* FROM recent r SEMI JOIN speaking USING (provider, gpu_model, source)
-), reported AS (
+), reported AS (  -- the keys; a run before the window counts only as the last one in
+    -- stock (`in_stock_before`): a key is in stock at a run when one of its offers in the
+    -- run's capture is available
     SELECT r.provider, r.gpu_model, r.region, r.source,
-           coalesce(bool_or(r.available), false) AS ever_in_stock
+           coalesce(bool_or(r.available), false) AS ever_in_stock,
+           max(b.seen_at) FILTER (WHERE r.available) AS in_stock_before
     FROM recent r SEMI JOIN speaking USING (provider, gpu_model, source)
+    LEFT JOIN before_window b ON b.cap = r.cap
     WHERE r.available IS NOT NULL AND {place}
-    GROUP BY ALL
+    GROUP BY r.provider, r.gpu_model, r.region, r.source
 ), regional AS (  -- the GPUs a source names regions for (read once, not once per key)
     SELECT DISTINCT provider, gpu_model, source FROM recent WHERE region <> 'global'
-), keys AS (
-    SELECT k.* EXCLUDE (ever_in_stock) FROM reported k
-    WHERE NOT (k.region = 'global' AND NOT k.ever_in_stock
-               AND (k.provider, k.gpu_model, k.source) IN (SELECT * FROM regional))
-), observed AS (
-    SELECT k.provider, k.gpu_model, k.region, k.source, w.seen_at,
+), keys AS (  -- each key numbered: the rows below group by the number, not four names
+    SELECT *, CAST(row_number() OVER () AS INTEGER) AS key_id
+    FROM (SELECT k.* EXCLUDE (ever_in_stock) FROM reported k
+          WHERE NOT (k.region = 'global' AND NOT k.ever_in_stock
+                     AND (k.provider, k.gpu_model, k.source) IN (SELECT * FROM regional)))
+), observed AS (  -- every run of the window, per key: what its capture says of the key
+    SELECT k.key_id, w.seen_at,
            count(x.cap) AS listed, count(x.available) AS known,
            coalesce(bool_or(x.available), false) AS any_in_stock,
            count(*) FILTER (WHERE x.available) AS in_stock_offers,
            count(*) FILTER (WHERE x.available AND x.stock_level = 'low') AS low_offers,
            count(x.gpus_available) FILTER (WHERE x.available) AS counted_offers,
            sum(x.gpus_available) FILTER (WHERE x.available) AS free
-    FROM keys k JOIN run_caps w ON w.source = k.source
+    FROM keys k JOIN run_caps w ON w.source = k.source AND w.seen_at > $since
     LEFT JOIN spoken x ON x.source = k.source AND x.cap = w.cap
          AND x.provider = k.provider AND x.gpu_model = k.gpu_model AND x.region = k.region
-    GROUP BY ALL
+    GROUP BY k.key_id, w.seen_at
 ), states AS (
     SELECT *,
            CASE WHEN listed = 0 THEN false WHEN known > 0 THEN any_in_stock END AS in_stock,
@@ -125,15 +132,18 @@ WITH runs AS (
                AS gpus_free
     FROM observed
 ), series AS (
-    SELECT provider, gpu_model, region, source,
-           CAST(count(in_stock) FILTER (WHERE seen_at > $since) AS INTEGER) AS observations,
-           CAST(count(*) FILTER (WHERE in_stock AND seen_at > $since) AS INTEGER)
-               AS in_stock_observations,
-           max(seen_at) FILTER (WHERE in_stock) AS last_in_stock,
-           max(seen_at) AS last_seen,
-           arg_max(stock_state(in_stock, level, gpus_free), seen_at) AS last_state,
-           arg_max(gpus_free, seen_at) AS gpus_free
-    FROM states GROUP BY ALL
+    -- (a key with runs in the window, the only ones shown, was last seen in it)
+    SELECT k.provider, k.gpu_model, k.region, k.source,
+           s.* EXCLUDE (key_id, last_in_stock),
+           greatest(s.last_in_stock, k.in_stock_before) AS last_in_stock
+    FROM (SELECT key_id, CAST(count(in_stock) AS INTEGER) AS observations,
+                 CAST(count(*) FILTER (WHERE in_stock) AS INTEGER) AS in_stock_observations,
+                 max(seen_at) FILTER (WHERE in_stock) AS last_in_stock,
+                 max(seen_at) AS last_seen,
+                 arg_max(stock_state(in_stock, level, gpus_free), seen_at) AS last_state,
+                 arg_max(gpus_free, seen_at) AS gpus_free
+          FROM states GROUP BY key_id) s
+    JOIN keys k USING (key_id)
 ), not_lately AS (  -- keys not in stock at any run read: when were they last, before those?
     SELECT provider, gpu_model, region, source FROM series
     WHERE last_in_stock IS NULL AND observations > 0
