@@ -55,6 +55,7 @@ class Builder:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.runs = 0
+        self.last_capture_id = ""  # the capture `capture` stored last
 
     def source(self, name: str, provider: str, *, kind: str = "api",
                aggregator: bool = False) -> None:
@@ -82,7 +83,19 @@ class Builder:
                    "fetched_at": at, "content_type": "application/json", "size_bytes": 1,
                    "archive_path": f"{capture_id}.gz"}
         append_batch(self.con, record, capture=capture, good=good)
+        self.last_capture_id = capture_id
         return run_id
+
+    def confirm(self, source: str, at: datetime, capture_id: str) -> None:
+        """A run at `at` that fetched the stored capture `capture_id` again (unchanged)."""
+        self.runs += 1
+        run_id = f"run-{self.runs}"
+        self.con.execute(
+            "INSERT INTO refresh_run VALUES (?, 'refresh', ?, ?, false, 'completed', NULL)",
+            [run_id, at, at])
+        append_batch(self.con, ScrapeRecord(run_id=run_id, source=source, started_at=at,
+                                            status="unchanged", finished_at=at, observed_at=at,
+                                            capture_id=capture_id))
 
     def failure(self, source: str, at: datetime, run_id: str, error: str) -> None:
         append_batch(self.con, ScrapeRecord(run_id=run_id, source=source, started_at=at,

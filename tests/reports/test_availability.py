@@ -268,3 +268,35 @@ def test_last_in_stock_long_before_the_runs_read_is_still_found(build: Builder) 
                                                         "out_of_stock")
     quebec = rows[("H100 SXM", "vastai", "Quebec, CA")]
     assert (quebec["last_in_stock"], quebec["state"]) == (None, "out_of_stock")
+
+
+def test_a_capture_seen_again_counts_at_each_run_that_saw_it(build: Builder) -> None:
+    """A run that fetched a stored capture again (unchanged) is a run of that capture: before
+    the window it can be the last time in stock, inside it each such run is counted."""
+    build.source("vastai", "vastai")
+
+    def night(k: int, available: bool) -> None:
+        build.capture("vastai", NOW - timedelta(days=k), [
+            offer("vastai", "31337", "H100 SXM", 1.80, region="Texas, US",
+                  available=available)], run_id=f"night-{k}")
+
+    night(20, True)
+    build.confirm("vastai", NOW - timedelta(days=12), build.last_capture_id)  # still in stock
+    night(9, False)
+    night(4, True)
+    build.confirm("vastai", NOW - timedelta(days=2), build.last_capture_id)
+    night(1, False)
+    texas = _series(build.con, gpu_models=["H100 SXM"])[("H100 SXM", "vastai", "Texas, US")]
+    # window runs: k = 4 (in stock), 2 (the same capture again: in stock), 1 (rented out)
+    assert (texas["observations"], texas["in_stock_observations"]) == (3, 2)
+    assert texas["last_in_stock"] == NOW - timedelta(days=2)
+    before = _series(build.con, days=8, gpu_models=["H100 SXM"])  # k = 4, 2, 1 again
+    assert before[("H100 SXM", "vastai", "Texas, US")]["last_in_stock"] == \
+        NOW - timedelta(days=2)
+    early = availability(build.con, as_of=NOW - timedelta(days=5),
+                         since=NOW - timedelta(days=7))  # window: k = 6 .. 5: no run
+    assert early.height == 0
+    rented = availability(build.con, as_of=NOW - timedelta(days=8),
+                          since=NOW - timedelta(days=10)).to_dicts()  # window: k = 9 only
+    assert [(r["observations"], r["in_stock_observations"], r["last_in_stock"])
+            for r in rented] == [(1, 0, NOW - timedelta(days=12))]  # the run seen again
