@@ -131,8 +131,8 @@ WITH runs AS (
            CASE WHEN in_stock_offers > 0 AND counted_offers = in_stock_offers THEN free END
                AS gpus_free
     FROM observed
-), series AS (
-    -- (a key with runs in the window, the only ones shown, was last seen in it)
+), series AS (  -- the last run, its state and GPUs free are the window's: a key shown
+    -- has runs in it, and they are its newest
     SELECT k.provider, k.gpu_model, k.region, k.source,
            s.* EXCLUDE (key_id, last_in_stock),
            greatest(s.last_in_stock, k.in_stock_before) AS last_in_stock
@@ -152,8 +152,7 @@ WITH runs AS (
     FROM (SELECT DISTINCT source FROM not_lately) k JOIN scrape_run s USING (source)
     WHERE confirms(s.status) AND s.capture_id IS NOT NULL
       AND s.observed_at <= $since - to_days($lookback)
-), earlier_stored AS (  -- capture_seen's rule, as `stored` (joined from the few captures:
-    -- when there are none, the run record is not read)
+), earlier_stored AS (  -- capture_seen's rule, as `stored`, for these runs' captures
     SELECT e.source, e.capture_id, min(s.observed_at) AS stored_at
     FROM (SELECT DISTINCT source, capture_id FROM earlier_runs) e
     JOIN scrape_run s ON s.source = e.source AND s.capture_id = e.capture_id
