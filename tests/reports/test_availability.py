@@ -290,9 +290,9 @@ def test_a_capture_seen_again_counts_at_each_run_that_saw_it(build: Builder) -> 
     # window runs: k = 4 (in stock), 2 (the same capture again: in stock), 1 (rented out)
     assert (texas["observations"], texas["in_stock_observations"]) == (3, 2)
     assert texas["last_in_stock"] == NOW - timedelta(days=2)
-    before = _series(build.con, days=8, gpu_models=["H100 SXM"])  # k = 4, 2, 1 again
-    assert before[("H100 SXM", "vastai", "Texas, US")]["last_in_stock"] == \
-        NOW - timedelta(days=2)
+    longer = _series(build.con, days=10, gpu_models=["H100 SXM"])  # k = 9, 4, 2, 1
+    texas = longer[("H100 SXM", "vastai", "Texas, US")]
+    assert (texas["observations"], texas["in_stock_observations"]) == (4, 2)
     early = availability(build.con, as_of=NOW - timedelta(days=5),
                          since=NOW - timedelta(days=7))  # window: k = 6 .. 5: no run
     assert early.height == 0
