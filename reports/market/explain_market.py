@@ -32,6 +32,12 @@ __all__ = ["MAX_LISTED", "amount_text", "explain_market", "listed", "offer_text"
 
 Row = dict[str, Any]  # one row as DuckDB gives it
 _OFFERS = "_explained_offers"  # the offers listed, as a temporary table the market reads
+# The columns of an offer that the lines below print (offer_text, provenance, per_gpu,
+# why_excluded): read as Python values alone, not the other ~27 (each timestamp is a pytz
+# conversion).
+_SHOWN = ("gpu_model, provider, offering, region, pricing, source, capture_id, observed_at, "
+          "last_success_at, gpu_count, price_usd_per_hour, price_usd_per_gpu_hour, "
+          "preliminary_usd, excluded")
 
 MAX_LISTED = 40  # offers listed per group; the rest are counted
 
@@ -193,7 +199,7 @@ def explain_market(con: duckdb.DuckDBPyConnection, gpu_models: list[str], day: d
     sql, params = listed_offers_query(con, as_of, DEFAULT_PRICING, place=place,
                                       gpu_models=gpu_models, config=config, segments=segments)
     with held_table(con, _OFFERS, sql, params) as held:
-        offers = sql_dicts(con, held)
+        offers = sql_dicts(con, f"SELECT {_SHOWN} FROM ({held})")
         (providers_sql, at), (market_sql, also) = computed_market_query(
             con, as_of, config, segments, place=place, day=day, offers=held)
         providers, market = sql_dicts(con, providers_sql, at), sql_dicts(con, market_sql, also)
