@@ -88,13 +88,8 @@ def held_query(relation: duckdb.DuckDBPyRelation, sql: str) -> duckdb.DuckDBPyRe
 def sql_frame(con: duckdb.DuckDBPyConnection, sql: str,
               params: Mapping[str, object] | Sequence[object] | None = None) -> pl.DataFrame:
     """The rows of one SELECT (`$name` or `?` parameters) as a polars frame."""
-    relation = con.sql(sql, params=params)
-    if not params:
-        return relation_frame(relation)
-    try:
-        return relation_frame(held_query(relation, "SELECT * FROM {rows}"))
-    finally:
-        con.execute(f"DROP VIEW IF EXISTS temp.main.{_ROWS_VIEW}")  # it holds the rows
+    with _rows_of(con, sql, params, held=bool(params)) as rows:
+        return relation_frame(rows)
 
 
 def sql_table(con: duckdb.DuckDBPyConnection, sql: str,
@@ -103,9 +98,22 @@ def sql_table(con: duckdb.DuckDBPyConnection, sql: str,
     """The rows of one SELECT to print (relation_table: DuckDB's own, or a frame), of its
     `columns` (SQL, e.g. "* EXCLUDE (rank)", taken in the rows' order): sql_frame's twin for
     a terminal table."""
+    with _rows_of(con, sql, params, columns=columns) as rows:
+        return relation_table(rows)
+
+
+@contextmanager
+def _rows_of(con: duckdb.DuckDBPyConnection, sql: str,
+             params: Mapping[str, object] | Sequence[object] | None, *, columns: str = "*",
+             held: bool = True) -> Iterator[duckdb.DuckDBPyRelation]:
+    """The relation of one SELECT (its `columns`) for the block; `held`: read through
+    held_query, and the view that holds its rows dropped after the block."""
     relation = con.sql(sql, params=params)
+    if not held:
+        yield relation
+        return
     try:
-        return relation_table(held_query(relation, f"SELECT {columns} FROM {{rows}}"))
+        yield held_query(relation, f"SELECT {columns} FROM {{rows}}")
     finally:
         con.execute(f"DROP VIEW IF EXISTS temp.main.{_ROWS_VIEW}")  # it holds the rows
 

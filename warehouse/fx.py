@@ -181,8 +181,6 @@ def hold_out(batch: ValidatedBatch, converted: Converted) -> ValidatedBatch:
 MONEY_COLUMN = re.compile(r"(?:^|_)usd(?:_|$)")
 
 
-
-
 def money_columns(frame: pl.DataFrame) -> list[str]:
     """The USD amount columns of `frame` (named with the word usd, numeric)."""
     return [c for c, kind in frame.schema.items()
@@ -224,8 +222,6 @@ def in_currency(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, currency: s
         [(pl.col(c) / pl.col("fx_rate")).alias(c)
          for c in (money_columns(frame) if columns is None else columns)]
     ).drop("_day")
-
-
 
 
 def unit_of(con: duckdb.DuckDBPyConnection, currency: str | None, day: date) -> Unit:
