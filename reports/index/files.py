@@ -187,9 +187,11 @@ def _month_contents(con: duckdb.DuckDBPyConnection, month: str,
     fixings = read_fixings(con, since=first, until=last)
     # A vote's day is its fixing's (warehouse.index.engine writes both from the fixing), so
     # the month's votes are read by their own day, not joined to the fixings (65 -> 52 ms at
-    # 50 M observations).
-    votes = sql_frame(con, "SELECT * FROM index_vote WHERE day BETWEEN $first AND $last "
-                      "ORDER BY day, fixing_id, provider", {"first": first, "last": last})
+    # 50 M observations). Sorted by polars: DuckDB sorts the rows with their three lists
+    # (~45 ms for a month of 91k votes at 50 M, polars ~6 ms); the key (fixing_id, provider)
+    # makes the order total, so the rows and the file's bytes are the same.
+    votes = sql_frame(con, "SELECT * FROM index_vote WHERE day BETWEEN $first AND $last",
+                      {"first": first, "last": last}).sort("day", "fixing_id", "provider")
     names = month_files(month)
     return {names[0]: _month_json(month, fixings), names[1]: _parquet(fixings),
             names[2]: _parquet(votes)}

@@ -32,6 +32,7 @@ from reports.index.files import (
 from scrapers.registry import all_sources
 from tests.reports.test_demo_history import demo_warehouse
 from warehouse.connection import connect_read_only
+from warehouse.frames import sql_frame
 from warehouse.index.reproduce import reproduce_days
 from warehouse.index.store import fixed_days, read_fixings
 
@@ -182,7 +183,8 @@ def test_the_index_files_are_a_set_per_month_written_once(demo: Path, tmp_path: 
                 WHERE day > (SELECT max(day) FROM index_fixing) - 35;
                 INSERT INTO index_vote SELECT * REPLACE (day - {back} AS day,
                     fixing_id || '-{back}' AS fixing_id) FROM index_vote
-                WHERE day > (SELECT max(day) FROM index_vote) - 35""")
+                WHERE day > (SELECT max(day) FROM index_vote) - 35
+                ORDER BY day DESC, fixing_id DESC, provider DESC""")  # stored out of order
     out = tmp_path / "board"
     out.mkdir()
     for name in FORMER_FILES:  # a board folder written before the month sets
@@ -190,6 +192,7 @@ def test_the_index_files_are_a_set_per_month_written_once(demo: Path, tmp_path: 
     con = connect_read_only(copy)
     try:
         every = read_fixings(con)
+        votes = sql_frame(con, "SELECT * FROM index_vote ORDER BY day, fixing_id, provider")
         first = write_index_files(con, out)
         assert not [name for name in FORMER_FILES if (out / name).exists()]
         again = write_index_files(con, out)
@@ -212,6 +215,8 @@ def test_the_index_files_are_a_set_per_month_written_once(demo: Path, tmp_path: 
     assert not set(month_files(months[1])) & written
     parquet = pl.concat([pl.read_parquet(out / month_files(m)[1]) for m in months])
     assert parquet.equals(every)
+    # every vote, by day, fixing and provider, however the table stores them
+    assert pl.concat([pl.read_parquet(out / month_files(m)[2]) for m in months]).equals(votes)
     listed = dict(reversed(line.split("  ")) for line in
                   (out / DIGESTS).read_text().splitlines())
     assert len(listed) == 1 + 3 * len(months)
