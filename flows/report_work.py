@@ -27,8 +27,8 @@ def write_weekly_report(week: str | None, out_dir: str | None, warehouse: str | 
     label, as_of = report_as_of(week, now)
     target = Path(out_dir) if out_dir else settings.reports_root
     with open_warehouse(settings.warehouse, read_only=True) as con, one_indicative_day():
-        prices = Prices(con, as_of)  # read once for the report and its board (and a day not
-        # fixed yet, before the nightly fixing, computed once for both)
+        prices = Prices(con, as_of, hold_current=True)  # read once for the report and its
+        # board (and a day not fixed yet, before the nightly fixing, computed once for both)
         # the board first: the memory its index files take for a while (~100 MiB at 50 M
         # observations) is then reused by the report, not added on top of it
         board = (build_board(con, target / "board", week=label, as_of=as_of,

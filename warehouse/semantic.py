@@ -26,6 +26,7 @@ transaction (semantic_daily.py) are built from the same OFFERS query.
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import tomllib
 from collections.abc import Sequence
@@ -45,7 +46,8 @@ if TYPE_CHECKING:  # polars where a frame is computed: the cheapest offers' SQL 
     import polars as pl
 
 __all__ = [
-    "ALL", "CHEAPEST", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER", "UNCLASSIFIED",
+    "ALL", "CHEAPEST", "CURRENT_PRICES", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER",
+    "UNCLASSIFIED",
     "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end", "end_of_day",
     "listed_offers_query", "load_market_config", "load_segments", "offers_params",
     "offers_query", "offers_sql", "placed", "pricing_set", "segment_params", "segments",
@@ -145,6 +147,10 @@ def day_end(day: date, now: datetime | None = None) -> datetime:
     return min(end, now) if now is not None else end
 
 
+# Each held set of current prices its own temporary table (Prices.hold_current).
+_HELD_TABLES = itertools.count(1)
+
+
 # ---- the comparable offer ----------------------------------------------------------------
 
 # `{current}`: current_price_at($as_of), or a table holding its rows for one moment;
@@ -193,7 +199,11 @@ ORDER BY {_ORDER_SQL}
 _OF_MODELS = " AND list_contains($offer_models, c.gpu_model)"
 
 
-def offers_sql(current: str = "current_price_at($as_of)", place: Place = EVERYWHERE, *,
+# The current prices OFFERS reads by default (Prices(hold_current=True) holds their rows).
+CURRENT_PRICES = "current_price_at($as_of)"
+
+
+def offers_sql(current: str = CURRENT_PRICES, place: Place = EVERYWHERE, *,
                of_models: bool = False) -> str:
     """OFFERS over `current`, in `place` (its parameters: offers_params(..., place=)); with
     `of_models`, only the models of the parameter $offer_models."""
@@ -216,12 +226,14 @@ def offers_params(pricing: tuple[str, ...], config: MarketConfig | None = None,
 def offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
                  pricing: Sequence[str] | None = None, *, place: Place = EVERYWHERE,
                  gpu_models: Sequence[str] | None = None, config: MarketConfig | None = None,
-                 segments: dict[str, str] | None = None) -> tuple[str, dict[str, object]]:
+                 segments: dict[str, str] | None = None,
+                 current: str = CURRENT_PRICES) -> tuple[str, dict[str, object]]:
     """OFFERS standing at `as_of`, of the pricing set, in `place` (of `gpu_models` alone when
     named), and its parameters: the SQL a question wraps (filters, an order, the cheapest)
-    and binds with its own parameters added (bind)."""
+    and binds with its own parameters added (bind). `current`: the current prices at
+    `as_of` (their rows held in a table, or the macro)."""
     place = placed(con, place)
-    return (offers_sql(place=place, of_models=gpu_models is not None),
+    return (offers_sql(current, place=place, of_models=gpu_models is not None),
             {"as_of": as_of, **offers_params(pricing_set(tuple(pricing or ())), config,
                                              segments, place, gpu_models)})
 
@@ -230,10 +242,11 @@ def listed_offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
                         pricing: Sequence[str] | None = None, *, place: Place = EVERYWHERE,
                         gpu_models: Sequence[str] | None = None,
                         config: MarketConfig | None = None,
-                        segments: dict[str, str] | None = None) -> tuple[str, dict[str, object]]:
+                        segments: dict[str, str] | None = None,
+                        current: str = CURRENT_PRICES) -> tuple[str, dict[str, object]]:
     """offers_query's offers by GPU model, then OFFER_ORDER: the rows of Prices.offers."""
     offers, params = offers_query(con, as_of, pricing, place=place, gpu_models=gpu_models,
-                                  config=config, segments=segments)
+                                  config=config, segments=segments, current=current)
     sql = f"SELECT * FROM ({offers}) ORDER BY gpu_model, {_ORDER_SQL}"
     return sql, bind(sql, params)
 
@@ -257,7 +270,11 @@ class Prices:
     `source_kind`, `last_success_at` (when its source last saw them), `carried_days`, `stale`,
     `preliminary_usd` and `excluded`. `gpu_models`: only these models' offers (the same rows
     as all offers filtered to them, read faster: 14,000 offers are ~80 ms at 50 M
-    observations; a question about one GPU needs its few hundred).
+    observations; a question about one GPU needs its few hundred). `hold_current`: several
+    pricing sets will be asked (the board and the report ask three): the current prices'
+    rows are held once, in a temporary table of the connection, and each set's offers read
+    from them (the same rows; one current_price_at instead of one per set). It stays until
+    the connection closes.
     """
 
     ORDER: ClassVar[tuple[str, ...]] = OFFER_ORDER
@@ -269,6 +286,8 @@ class Prices:
     segments: dict[str, str] | None = None
     place: Place = EVERYWHERE
     gpu_models: tuple[str, ...] | None = None
+    hold_current: bool = False
+    _held: str | None = field(default=None, repr=False)
     _offers: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
     _comparable: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
 
@@ -285,8 +304,20 @@ class Prices:
         if chosen not in self._offers:
             self._offers[chosen] = sql_frame(self.con, *listed_offers_query(
                 self.con, self.as_of, chosen, place=self.place, gpu_models=self.gpu_models,
-                config=self.config, segments=self.segments))
+                config=self.config, segments=self.segments, current=self._current()))
         return self._offers[chosen]
+
+    def _current(self) -> str:
+        """What OFFERS reads as the current prices: the macro, or (hold_current) the
+        temporary table its rows at as_of are held in, filled on first use."""
+        if not self.hold_current:
+            return CURRENT_PRICES
+        if self._held is None:
+            name = f"_current_prices_{next(_HELD_TABLES)}"
+            self.con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM {CURRENT_PRICES}",
+                             {"as_of": self.as_of})
+            self._held = f"temp.main.{name}"
+        return self._held
 
     def comparable(self, pricing: tuple[str, ...] | None = None) -> pl.DataFrame:
         """The comparable offers, cheapest first (OFFER_ORDER)."""
@@ -323,10 +354,11 @@ class Prices:
 
 def at_moment(prices: Prices | None, con: duckdb.DuckDBPyConnection,
               as_of: datetime) -> Prices:
-    """`prices` when given (they must stand at `as_of` and read `con`), else Prices(con, as_of):
-    views built together share one Prices, so each set of offers is read once."""
+    """`prices` when given (they must stand at `as_of` and read `con`), else Prices(con, as_of)
+    holding the current prices (a view of several pricing sets): views built together share
+    one Prices, so each set of offers is read once."""
     if prices is None:
-        return Prices(con, as_of)
+        return Prices(con, as_of, hold_current=True)
     if prices.as_of != as_of or prices.con is not con:
         raise ValueError(f"prices at {prices.as_of} (another connection?) given for {as_of}")
     if prices.gpu_models is not None:

@@ -5,7 +5,7 @@ on them (cheapest, value, explain market) must be the answers built on all offer
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,32 @@ def test_the_offers_of_some_models_are_those_of_all_offers(demo: Path, models: t
         if models[0] == "H100 SXM" and place.everywhere:  # the test can tell the two apart
             assert some.offers().height and some.offers().height < every.offers().height
             assert some.offers()["excluded"].null_count() < some.offers().height  # rules ran
+
+
+@pytest.mark.parametrize("days_back", [0, 2, 400])
+@pytest.mark.parametrize("place", [EVERYWHERE, Place.of(geos=["EU"])], ids=["all", "EU"])
+def test_held_current_prices_give_the_offers_the_macro_gives(demo: Path, days_back: int,
+                                                            place: Place) -> None:
+    """Prices(hold_current=True), as the report and board read: current_price_at's rows are
+    held once in a temporary table and every pricing set's offers read from them."""
+    as_of = datetime.now(UTC) - timedelta(days=days_back)
+    with connect_read_only(demo) as con:
+        read = Prices(con, as_of, place=place)
+        held = Prices(con, as_of, place=place, hold_current=True)
+        other = Prices(con, as_of - timedelta(days=1), place=place, hold_current=True)
+        some = Prices(con, as_of, place=place, gpu_models=("H100 SXM",), hold_current=True)
+        for pricing in [None, ("spot", "interruptible", "community_spot"),
+                        ("on_demand", "spot", "community", "serverless")]:
+            assert held.offers(pricing).equals(read.offers(pricing)), (days_back, pricing)
+            assert some.offers(pricing).equals(read.offers(pricing).filter(
+                pl.col("gpu_model") == "H100 SXM")), (days_back, pricing)
+            assert other.offers(pricing).equals(Prices(
+                con, other.as_of, place=place).offers(pricing)), (days_back, pricing)
+        tables = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary "
+                             "AND table_name LIKE '_current_prices_%'").fetchone()
+        assert tables == (3,)  # one per Prices that holds, whatever the sets asked
+        if days_back == 0 and place.everywhere:  # the test can tell the moments apart
+            assert held.offers().height and not held.offers().equals(other.offers())
 
 
 def test_answers_about_a_model_are_the_answers_from_every_offer(demo: Path) -> None:
