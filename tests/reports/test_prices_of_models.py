@@ -20,9 +20,10 @@ from reports.market.rankings import cheapest_offers
 from reports.market.values import market_of
 from tests.reports.test_demo_history import demo_warehouse
 from warehouse.connection import connect_read_only
+from warehouse.frames import sql_frame
 from warehouse.index.prints import SeriesScope
 from warehouse.place import EVERYWHERE, Place
-from warehouse.semantic import Prices, at_moment
+from warehouse.semantic import Prices, at_moment, listed_offers_query
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +80,25 @@ def test_held_current_prices_give_the_offers_the_macro_gives(demo: Path, days_ba
         assert tables == (3,)  # one per Prices that holds, whatever the sets asked
         if days_back == 0 and place.everywhere:  # the test can tell the moments apart
             assert held.offers().height and not held.offers().equals(other.offers())
+
+
+@pytest.mark.parametrize("days_back", [0, 400])
+def test_the_offers_are_the_listed_offers_in_their_order(demo: Path, days_back: int) -> None:
+    """Prices.offers sorts in polars what listed_offers_query sorts in DuckDB: the same rows
+    in the same order (NULLs last), for every pricing set and place."""
+    as_of = datetime.now(UTC) - timedelta(days=days_back)
+    with connect_read_only(demo) as con:
+        for place in (EVERYWHERE, Place.of(geos=["EU"])):
+            prices = Prices(con, as_of, place=place)
+            for pricing in [None, ("spot", "interruptible", "community_spot"),
+                            ("on_demand", "spot", "community", "serverless")]:
+                listed = sql_frame(con, *listed_offers_query(
+                    con, as_of, prices.pricing if pricing is None else pricing, place=place))
+                assert prices.offers(pricing).equals(listed), (days_back, place, pricing)
+                assert listed.height or days_back  # the test sees offers
+        nulls = con.execute("SELECT count(*) FROM current_price_at($t) WHERE region IS NULL "
+                            "OR offering IS NULL", {"t": as_of}).fetchone()
+        assert nulls == (0,) or days_back  # (a NULL key sorts last in both)
 
 
 def test_answers_about_a_model_are_the_answers_from_every_offer(demo: Path) -> None:
