@@ -179,24 +179,25 @@ def compress_steps(history: pl.DataFrame, gap_days: int = GAP_DAYS) -> pl.DataFr
 
 # ---- the dot plot: every provider's comparable prices for one GPU ---------------------------
 
-def dot_points(prices: Prices, gpu_model: str) -> pl.DataFrame:
-    """(provider, segment, group, usd_per_gpu_hour, offers, example) for one GPU: one dot per
-    provider x pricing group x price (cent), `offers` counting the comparable offers behind it."""
-    frame = prices.comparable(tuple(DOT_PRICING)).filter(pl.col("gpu_model") == gpu_model)
-    if frame.height == 0:
-        return pl.DataFrame(schema={"provider": pl.String, "segment": pl.String,
-                                    "group": pl.String, "usd_per_gpu_hour": pl.Float64,
-                                    "offers": pl.UInt32, "example": pl.String})
-    return (
+def dot_points(prices: Prices, gpu_models: list[str]) -> dict[str, pl.DataFrame]:
+    """Per GPU model asked: (provider, segment, group, usd_per_gpu_hour, offers, example), one
+    dot per provider x pricing group x price (cent), `offers` counting the comparable offers
+    behind it, `example` the first of them by offering and region; by provider, group and
+    price. Every model in one pass (a model without offers: no rows)."""
+    frame = prices.comparable(tuple(DOT_PRICING)).filter(pl.col("gpu_model").is_in(gpu_models))
+    points = (
         frame.with_columns(pl.col("pricing").replace_strict(DOT_PRICING).alias("group"),
                            pl.col("price_usd_per_gpu_hour").round(2).alias("usd_per_gpu_hour"),
                            pl.format("{} ({})", "offering", "region").alias("example"))
-        .sort("offering", "region")
-        .group_by("provider", "segment", "group", "usd_per_gpu_hour")
+        .sort("offering", "region")  # tied rows have the same example
+        .group_by("gpu_model", "provider", "segment", "group", "usd_per_gpu_hour")
         .agg(pl.len().alias("offers"), pl.col("example").first())
-        .select("provider", "segment", "group", "usd_per_gpu_hour", "offers", "example")
-        .sort("provider", "group", "usd_per_gpu_hour")
+        # a provider has one segment: each model's dots in a total order
+        .sort("gpu_model", "provider", "group", "usd_per_gpu_hour")
     )
+    by_model = points.partition_by("gpu_model", as_dict=True, include_key=False)
+    empty = points.clear().drop("gpu_model")
+    return {model: by_model.get((model,), empty) for model in gpu_models}
 
 
 # ---- one week's board ----------------------------------------------------------------------

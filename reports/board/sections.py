@@ -155,8 +155,9 @@ def dots(data: WeekData) -> dict[str, Any]:
     ranked = data.tiles.sort("providers", descending=True, nulls_last=True)["gpu_model"]
     first = ranked[0] if len(ranked) else None
     plots = []
+    every = dot_points(data.prices, data.gpus)
     for model in data.gpus:
-        points = dot_points(data.prices, model)
+        points = every[model]
         if points.height == 0:
             continue
         marks = [Dot(r["provider"], r["group"], unit.amount(r["usd_per_gpu_hour"]) or 0.0,

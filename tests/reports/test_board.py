@@ -13,11 +13,18 @@ from typer.testing import CliRunner
 
 from gpuprices.cli import app
 from reports.board import build_board, week_pages
-from reports.board.data import DAILY_POINTS_DAYS, compress_steps, load_week, price_history
+from reports.board.data import (
+    DAILY_POINTS_DAYS,
+    DOT_PRICING,
+    compress_steps,
+    dot_points,
+    load_week,
+    price_history,
+)
 from reports.board.svg import nice_ticks
 from tests.reports.conftest import NOW, Builder, build_market, offer
 from warehouse.connection import connect
-from warehouse.semantic import cheapest_at
+from warehouse.semantic import Prices, cheapest_at
 from warehouse.semantic_history import segment_history
 from warehouse.semantic_market import market_moves
 
@@ -116,6 +123,25 @@ def test_the_index_stays_on_the_newest_week(market: duckdb.DuckDBPyConnection,
     assert week_pages(tmp_path) == ["2026-W46", "2026-W47"]
     newest = build_board(market, tmp_path, week="2026-W47", as_of=NOW).page.read_text()
     assert 'href="2026-W46.html" rel="prev"' in newest
+
+
+def test_dot_points_group_each_models_offers_by_provider_pricing_and_cent(
+        market: duckdb.DuckDBPyConnection) -> None:
+    prices = Prices(market, NOW)
+    offers = prices.comparable(tuple(DOT_PRICING)).to_dicts()
+    models = sorted({o["gpu_model"] for o in offers})
+    points = dot_points(prices, [*models, "no such GPU"])
+    assert points["no such GPU"].height == 0 and len(models) >= 3
+    for model in models:
+        dots: dict[tuple[str, str, str, float], list[tuple[str, str]]] = {}
+        for o in offers:
+            if o["gpu_model"] == model:
+                key = (o["provider"], o["segment"], DOT_PRICING[o["pricing"]],
+                       round(o["price_usd_per_gpu_hour"], 2))
+                dots.setdefault(key, []).append((o["offering"], o["region"]))
+        expected = [(*key, len(found), "{} ({})".format(*min(found)))
+                    for key, found in sorted(dots.items(), key=lambda d: (d[0][0], *d[0][2:]))]
+        assert points[model].rows() == expected, model
 
 
 def test_load_week_reads_the_stored_market_and_moves(build: Builder) -> None:
