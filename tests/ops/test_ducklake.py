@@ -58,6 +58,14 @@ def test_refresh_offline_then_query_latest_price_from_the_lake(tmp_path: Path) -
                                 "-f", "csv"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.split() == ["n", str(len(local_latest))]
+    # The report and its board read the lake as they read a file (the current prices held
+    # in a temporary table of the reading connection, beside the attached lake).
+    reports = tmp_path / "reports"
+    shown = runner.invoke(app, ["report", "-w", lake, "--out", str(reports)])
+    assert shown.exit_code == 0, shown.output
+    board = (reports / "board" / "index.html").read_text(encoding="utf-8")
+    assert "<article class=\"tile\"" in board
+    assert list(reports.glob("*.md"))
 
     # Publishing again copies nothing; new history copies only the new capture.
     again = publish(warehouse, lake)
