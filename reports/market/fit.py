@@ -28,6 +28,7 @@ GB_PER_BILLION: dict[str, tuple[float, float]] = {
     "inference": (2.0, 2.0),
 }
 OVERHEAD_GB = 2.0
+_COST_ORDER = ("price_usd_per_hour", "gpu_count", "provider", "offering", "region")
 MODEL_SIZES_B: tuple[float, ...] = (1.0, 7.0, 13.0, 70.0)
 _PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bBmM]?)\s*$")
 
@@ -54,20 +55,36 @@ def fitting_offers(prices: Prices, needed_gb: float) -> pl.DataFrame:
         .filter(pl.col("gpu_memory_gb").is_not_null())
         .with_columns((pl.col("gpu_count") * pl.col("gpu_memory_gb")).alias("total_vram_gb"))
         .filter(pl.col("total_vram_gb") >= needed_gb)
-        .sort("price_usd_per_hour", "gpu_count", "provider", "offering", "region")
+        .sort(_COST_ORDER)
         .select("provider", "offering", "gpu_model", "gpu_count", "gpu_memory_gb",
                 "total_vram_gb", "region", "pricing", "price_usd_per_hour")
     )
+
+
+def _cheapest_fit(prices: Prices, by_cost: pl.DataFrame, needed_gb: float) -> pl.DataFrame:
+    """fitting_offers(prices, needed_gb).head(1), read from `by_cost` (every offer whose memory
+    is known, sorted once by _COST_ORDER, ties in their first order): its first fitting row
+    is that answer unless the next one ties with it on every key; then the answer is the one
+    fitting_offers' own sort picks (not a stable one), so that sort is asked."""
+    fits = by_cost.filter(pl.col("total_vram_gb") >= needed_gb).head(2)
+    first = fits.select(_COST_ORDER).rows()
+    if len(first) == 2 and first[0] == first[1]:
+        return fitting_offers(prices, needed_gb).head(1)
+    return fits.head(1)
 
 
 def fit_matrix(prices: Prices, sizes: tuple[float, ...] = MODEL_SIZES_B,
                methods: tuple[str, ...] = tuple(GB_PER_BILLION)) -> pl.DataFrame:
     """One row per size x method: VRAM needed and the cheapest fitting offer (nulls if none)."""
     rows = []
+    by_cost = (prices.comparable().filter(pl.col("gpu_memory_gb").is_not_null())
+               .with_columns((pl.col("gpu_count") * pl.col("gpu_memory_gb"))
+                             .alias("total_vram_gb"))
+               .sort(_COST_ORDER, maintain_order=True))  # once for every size x method
     for size in sizes:
         for method in methods:
             needed = vram_needed_gb(size, method)
-            best = fitting_offers(prices, needed).head(1).to_dicts()
+            best = _cheapest_fit(prices, by_cost, needed).to_dicts()
             offer = best[0] if best else {}
             rows.append({"params_b": size, "method": method, "vram_needed_gb": needed,
                          "provider": offer.get("provider"), "offering": offer.get("offering"),

@@ -336,6 +336,36 @@ def test_fit_picks_cheapest_live_single_or_multi_gpu(prices: Prices) -> None:
     assert "aws" not in fitting_offers(prices, 300.0)["provider"].to_list()
 
 
+def test_fit_sorts_once_and_leaves_a_tie_to_the_one_size_sort(
+        build: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fit_matrix sorts the offers once for every size; where the two cheapest that fit tie
+    on every sort key (one offering quoting two GPU models), fitting_offers decides, as it
+    did for each size before."""
+    import reports.market.fit as fit
+
+    build.source("m", "m")
+    build.capture("m", NOW, [offer("m", "A6000 or A40", "RTX A6000", 0.30, memory=48),
+                             offer("m", "A6000 or A40", "A40", 0.30, memory=48),
+                             offer("m", "big", "H100 SXM", 2.50, memory=80),
+                             offer("m", "small", "L4", 0.20, memory=24)])
+    prices = Prices(build.con, NOW)
+    asked: list[float] = []
+    one_size = fit.fitting_offers
+
+    def fitting_offers(prices: Prices, needed_gb: float) -> pl.DataFrame:
+        asked.append(needed_gb)
+        return one_size(prices, needed_gb)
+
+    monkeypatch.setattr(fit, "fitting_offers", fitting_offers)
+    sizes = (1.0, 15.0, 30.0, 50.0)  # inference: 4, 32, 62, 102 GB
+    matrix = fit_matrix(prices, sizes=sizes, methods=("inference",))
+    assert asked == [32.0]  # the tie: 0.30 for 48 GB, twice; the others have one cheapest
+    tie = one_size(prices, 32.0).head(1)
+    assert rows(matrix, "vram_needed_gb", "offering", "gpu_model", "price_usd_per_hour") == [
+        (4.0, "small", "L4", 0.20), (32.0, "A6000 or A40", tie["gpu_model"][0], 0.30),
+        (62.0, "big", "H100 SXM", 2.50), (102.0, None, None, None)]
+
+
 def test_rent_vs_buy_break_even(market: duckdb.DuckDBPyConnection,
                                 prices: Prices) -> None:
     own = reference_table(market, "gpu_ownership")
