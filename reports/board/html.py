@@ -1,11 +1,13 @@
 """The board's HTML: jinja2 templates (templates/*.html.j2) rendered with autoescaping on, and
 the sortable-table model they draw.
 
-Every value reaches the page through a template, so every value is escaped there; the only
-markup passed in whole is our own: the CSS and JS files (inlined, so a page is one file that
-needs no network and works from file://) and the SVG charts of reports.board.svg (which
-escape every text they hold). Numbers carry their raw value in `data-v` so the page's few
-lines of JavaScript sort them as numbers.
+Every value reaches the page through a template, so every value is escaped there, but a
+sortable table's cells, which Table.body writes and escapes itself (one template loop per cell
+was the board's slowest part); the only markup passed in whole is our own: the CSS and JS
+files (inlined, so a page is one file that needs no network and works from file://), the SVG
+charts of reports.board.svg (which escape every text they hold) and those table bodies.
+Numbers carry their raw value in `data-v` so the page's few lines of JavaScript sort them as
+numbers.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 from jinja2.bccache import Bucket
+from markupsafe import Markup, escape
 
 from reports.board.svg import slug
 
@@ -50,6 +53,18 @@ class Table:
     rows: tuple[tuple[Cell, ...], ...]
     caption: str | None = None
     table_id: str | None = None
+
+    def body(self) -> Markup:
+        """The rows as the table's <tbody> holds them, each text and sort value escaped:
+        written here, not by a template loop over every cell (a board's ~30,000 cells took
+        ~0.12 s through the macro at 50 M observations)."""
+        return Markup("".join(f"<tr>{''.join(map(_td, row))}</tr>" for row in self.rows))
+
+
+def _td(cell: Cell) -> str:
+    numeric = ' class="n"' if cell.numeric else ""
+    sort = "" if cell.sort is None else f' data-v="{escape(cell.sort)}"'
+    return f"<td{numeric}{sort}>{escape(cell.text)}</td>"
 
 
 def _cell(col: Col, row: dict[str, Any]) -> Cell:
