@@ -1,6 +1,7 @@
 """The board's templates are compiled once and kept (reports.board.html.CompiledTemplates):
 a later run loads them instead of compiling, renders the same page, and a folder that cannot
-be used costs a compile, never the report."""
+be used costs a compile, never the report. A sortable table's body is written by Table.body,
+each cell escaped."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from pathlib import Path
 import pytest
 from jinja2 import Environment
 
-from reports.board.html import HERE, compiled_templates, template_environment
+from reports.board.html import (
+    HERE,
+    Col,
+    compiled_templates,
+    sortable_table,
+    template_environment,
+)
 
 TEMPLATES = sorted(p.name for p in (HERE / "templates").glob("*.j2"))
 PAGE = {"title": "GPU prices", "title_head": "GPU", "title_last": "prices",
@@ -70,3 +77,16 @@ def test_a_folder_that_cannot_be_used_costs_a_compile_not_the_page(tmp_path: Pat
     shutil.rmtree(folder)  # gone before the first entry is written
     assert env.get_template("page.html.j2").render(**PAGE) == fresh
     assert not folder.exists()
+
+
+def test_a_table_body_escapes_each_cell_and_marks_its_numbers(tmp_path: Path) -> None:
+    table = sortable_table(
+        [Col("name", lambda r: r["name"]),
+         Col("$", lambda r: r["usd"], lambda r: r["usd"], numeric=True)],
+        [{"name": "<b>&\"", "usd": 1.5}, {"name": "x", "usd": None}])
+    assert table.body() == (
+        '<tr><td>&lt;b&gt;&amp;&#34;</td><td class="n" data-v="1.5">1.5</td></tr>'
+        '<tr><td>x</td><td class="n" data-v="">–</td></tr>')
+    html = _environment(tmp_path, None).from_string(
+        '{% from "macros.html.j2" import sortable_table %}{{ sortable_table(t) }}').render(t=table)
+    assert f"<tbody>{table.body()}</tbody>" in html and html.count("<tr>") == 3
