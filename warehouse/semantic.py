@@ -47,10 +47,10 @@ if TYPE_CHECKING:  # polars where a frame is computed: the cheapest offers' SQL 
 
 __all__ = [
     "ALL", "CHEAPEST", "CURRENT_PRICES", "EXCLUSIONS", "MARKET_TOML", "OFFERS", "OFFER_ORDER",
-    "UNCLASSIFIED",
-    "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end", "end_of_day",
-    "listed_offers_query", "load_market_config", "load_segments", "offers_params",
-    "offers_query", "offers_sql", "placed", "pricing_set", "segment_params", "segments",
+    "UNCLASSIFIED", "MarketConfig", "Prices", "at_moment", "bind", "cheapest_at", "day_end",
+    "end_of_day", "listed_offers_query", "load_market_config", "load_segments",
+    "offers_params", "offers_query", "offers_sql", "placed", "pricing_set", "segment_params",
+    "segments",
 ]
 
 MARKET_TOML = Path(__file__).with_name("market.toml")
@@ -145,10 +145,6 @@ def day_end(day: date, now: datetime | None = None) -> datetime:
     """end_of_day(day), or `now` when the day is not over yet."""
     end = end_of_day(day)
     return min(end, now) if now is not None else end
-
-
-# Each held set of current prices its own temporary table (Prices.hold_current).
-_HELD_TABLES = itertools.count(1)
 
 
 # ---- the comparable offer ----------------------------------------------------------------
@@ -256,6 +252,10 @@ def placed(con: duckdb.DuckDBPyConnection, place: Place) -> Place:
     if place.geos:
         register(con)
     return place
+
+
+# Each held set of current prices its own temporary table (Prices.hold_current).
+_HELD_TABLES = itertools.count(1)
 
 
 @dataclass(slots=True)
