@@ -63,6 +63,8 @@ EXCLUSIONS = ("unknown_gpu", "gpu_only", "fractional", "other_pricing", "unavail
 # How offers are ranked, cheapest first: equal prices by provider, offering, region, pricing.
 OFFER_ORDER = ("price_usd_per_gpu_hour", "provider", "offering", "region", "pricing")
 _ORDER_SQL = ", ".join(OFFER_ORDER)
+# The offers listed (Prices.offers, listed_offers_query): by GPU model, then OFFER_ORDER.
+_LISTED_ORDER = ("gpu_model", *OFFER_ORDER)
 # An unconfirmed price jump (>= 25 %, flagged by schemas.screens.flag_jumps in
 # observation.screen_flag) is not comparable until a later capture at that price confirms it.
 UNCONFIRMED_JUMP = "screen_flag IS NOT NULL"
@@ -243,7 +245,7 @@ def listed_offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
     its order."""
     offers, params = offers_query(con, as_of, pricing, place=place, gpu_models=gpu_models,
                                   config=config, segments=segments)
-    sql = f"SELECT * FROM ({offers}) ORDER BY gpu_model, {_ORDER_SQL}"
+    sql = f"SELECT * FROM ({offers}) ORDER BY {', '.join(_LISTED_ORDER)}"
     return sql, bind(sql, params)
 
 
@@ -310,7 +312,7 @@ class Prices:
             # with the keys (~18 ms for 13k offers at 50 M, polars ~7 ms). NULLs last, as
             # DuckDB's; rows tied on every key keep the order they came in.
             self._offers[chosen] = sql_frame(self.con, sql, bind(sql, params)).sort(
-                "gpu_model", *OFFER_ORDER, nulls_last=True, maintain_order=True)
+                _LISTED_ORDER, nulls_last=True, maintain_order=True)
         return self._offers[chosen]
 
     def _current(self) -> str:

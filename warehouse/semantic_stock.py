@@ -56,18 +56,22 @@ _OFFERS_THAT_COUNT = """
     ($models IS NULL OR list_contains($models, {o}.gpu_model))
     AND excluded_because({o}.gpu_model, {o}.gpu_only, {o}.gpu_count, {o}.pricing, $pricing,
                          NULL, false) IS NULL"""
+# When each capture the runs `{runs}` saw was stored: its first successful run (capture_seen's
+# rule, views.sql), looked up for those captures alone.
+_STORED = """SELECT c.source, c.capture_id, min(s.observed_at) AS stored_at
+    FROM (SELECT DISTINCT source, capture_id FROM {runs}) c
+    JOIN scrape_run s ON s.source = c.source AND s.capture_id = c.capture_id
+    WHERE s.status = 'success'
+    GROUP BY c.source, c.capture_id"""
 AVAILABILITY = """
 WITH runs AS (
     SELECT source, observed_at AS seen_at, capture_id
     FROM scrape_run
     WHERE confirms(status) AND capture_id IS NOT NULL
       AND observed_at > $since - to_days($lookback) AND observed_at <= $as_of
-), stored AS (  -- when each capture read was stored (capture_seen's rule, views.sql),
-    -- looked up for the captures the window's runs saw, not grouped over every run
-    SELECT source, capture_id, min(observed_at) AS stored_at
-    FROM scrape_run SEMI JOIN runs USING (source, capture_id)
-    WHERE status = 'success'
-    GROUP BY source, capture_id
+), stored AS (  -- when each capture read was stored, for the captures the window's runs
+    -- saw, not grouped over every run
+    """ + _STORED.format(runs="runs") + """
 ), captures AS (  -- each a small number: the rows below carry it, not a 64-character id
     SELECT c.*, s.stored_at, CAST(row_number() OVER () AS INTEGER) AS cap
     FROM (SELECT DISTINCT source, capture_id FROM runs) c
@@ -152,12 +156,8 @@ WITH runs AS (
     FROM (SELECT DISTINCT source FROM not_lately) k JOIN scrape_run s USING (source)
     WHERE confirms(s.status) AND s.capture_id IS NOT NULL
       AND s.observed_at <= $since - to_days($lookback)
-), earlier_stored AS (  -- capture_seen's rule, as `stored`, for these runs' captures
-    SELECT e.source, e.capture_id, min(s.observed_at) AS stored_at
-    FROM (SELECT DISTINCT source, capture_id FROM earlier_runs) e
-    JOIN scrape_run s ON s.source = e.source AND s.capture_id = e.capture_id
-    WHERE s.status = 'success'
-    GROUP BY e.source, e.capture_id
+), earlier_stored AS (  -- as `stored`, for these runs' captures
+    """ + _STORED.format(runs="earlier_runs") + """
 ), earlier AS (
     SELECT k.provider, k.gpu_model, k.region, k.source, max(w.seen_at) AS last_in_stock
     FROM not_lately k

@@ -48,12 +48,17 @@ def vram_needed_gb(params_b: float, method: str) -> float:
     return round(params_b * GB_PER_BILLION[method][1] + OVERHEAD_GB, 2)
 
 
+def _with_total_vram(prices: Prices) -> pl.DataFrame:
+    """The comparable offers whose memory is known, with their total VRAM."""
+    return (prices.comparable().filter(pl.col("gpu_memory_gb").is_not_null())
+            .with_columns((pl.col("gpu_count") * pl.col("gpu_memory_gb"))
+                          .alias("total_vram_gb")))
+
+
 def fitting_offers(prices: Prices, needed_gb: float) -> pl.DataFrame:
     """Comparable offers with enough total VRAM, cheapest $/hour first."""
     return (
-        prices.comparable()
-        .filter(pl.col("gpu_memory_gb").is_not_null())
-        .with_columns((pl.col("gpu_count") * pl.col("gpu_memory_gb")).alias("total_vram_gb"))
+        _with_total_vram(prices)
         .filter(pl.col("total_vram_gb") >= needed_gb)
         .sort(_COST_ORDER)
         .select("provider", "offering", "gpu_model", "gpu_count", "gpu_memory_gb",
@@ -77,10 +82,8 @@ def fit_matrix(prices: Prices, sizes: tuple[float, ...] = MODEL_SIZES_B,
                methods: tuple[str, ...] = tuple(GB_PER_BILLION)) -> pl.DataFrame:
     """One row per size x method: VRAM needed and the cheapest fitting offer (nulls if none)."""
     rows = []
-    by_cost = (prices.comparable().filter(pl.col("gpu_memory_gb").is_not_null())
-               .with_columns((pl.col("gpu_count") * pl.col("gpu_memory_gb"))
-                             .alias("total_vram_gb"))
-               .sort(_COST_ORDER, maintain_order=True))  # once for every size x method
+    # once for every size x method
+    by_cost = _with_total_vram(prices).sort(_COST_ORDER, maintain_order=True)
     for size in sizes:
         for method in methods:
             needed = vram_needed_gb(size, method)
