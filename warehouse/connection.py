@@ -26,9 +26,10 @@ import duckdb
 
 from contract.files import link_target
 from warehouse import snapshot
-from warehouse.engine import on_threads, open_duckdb
+from warehouse.engine import NO_FILES, on_threads, open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError, WarehouseOutdated, WarehouseRefused
 from warehouse.frames import scanned_once
+from warehouse.held_prices import trust as trust_held_prices
 from warehouse.lake import (
     LAKE_ALIAS,
     close_lake,
@@ -68,14 +69,6 @@ __all__ = [
 log = logging.getLogger("gpuprices.warehouse")
 
 _LOCK_WORDS = ("could not set lock", "conflicting lock", "lock on file")
-# Every connection to a warehouse file: the file only (no other file, no network, no
-# extension installed or loaded), whatever its views and macros say.
-NO_FILES: dict[str, object] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-}
 # For SQL a user typed (`gpuprices query`): also no setting can be changed afterwards.
 SANDBOX: dict[str, object] = {**NO_FILES, "lock_configuration": True}
 # A refresh's writer runs DuckDB on one thread: a night's landings are many small statements
@@ -351,6 +344,8 @@ def _open_checked(path: str | Path, config: dict[str, object]
     con, source, sealed = _open_read(path, config)
     try:
         require_latest(con, str(path), catalog_checked=sealed)
+        if sealed:  # the file its publisher stored the current prices in, unchanged
+            trust_held_prices(con)
     except duckdb.Error as exc:
         con.close()
         raise WarehouseRefused(f"cannot read the warehouse {path}: "

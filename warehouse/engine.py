@@ -16,7 +16,16 @@ import duckdb
 
 from warehouse.pandas_absent import answer_pandas_lookups
 
-__all__ = ["on_threads", "open_duckdb"]
+__all__ = ["NO_FILES", "on_threads", "open_duckdb"]
+
+# Every connection to a warehouse file: the file only (no other file, no network, no
+# extension installed or loaded), whatever its views and macros say.
+NO_FILES: dict[str, object] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+}
 
 
 def open_duckdb(database: str, *, read_only: bool = False,

@@ -36,6 +36,7 @@ from warehouse.dialect import is_lake_url
 from warehouse.engine import open_duckdb
 from warehouse.errors import WarehouseBusy, WarehouseError
 from warehouse.extensions import LAKE_CONFIG, load_extension, s3_secret
+from warehouse.held_prices import TABLE as HELD_PRICES
 from warehouse.schema import refresh_views
 from warehouse.transaction import ensure_token, retrying
 
@@ -338,6 +339,8 @@ def publish(warehouse: str | Path, url: str, data_path: str | None = None) -> Pu
         captures = 0
         con.execute("BEGIN TRANSACTION")
         for table in _tables(con, "wh"):
+            if table == HELD_PRICES:  # a read snapshot's own, of that file alone
+                continue
             name = _ident(table)
             same_shape = table in lake_tables and \
                 _columns(con, "wh", table) == _columns(con, LAKE_ALIAS, table)

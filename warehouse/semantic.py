@@ -40,6 +40,7 @@ import duckdb
 
 from contract import DEFAULT_PRICING, pricing_set
 from warehouse.frames import sql_frame
+from warehouse.held_prices import held_current_prices
 from warehouse.place import EVERYWHERE, Place, register
 
 if TYPE_CHECKING:  # polars where a frame is computed: the cheapest offers' SQL needs none
@@ -229,8 +230,11 @@ def offers_query(con: duckdb.DuckDBPyConnection, as_of: datetime,
     """OFFERS standing at `as_of`, of the pricing set, in `place` (of `gpu_models` alone when
     named), and its parameters: the SQL a question wraps (filters, an order, the cheapest)
     and binds with its own parameters added (bind). `current`: the current prices at
-    `as_of` (their rows held in a table, or the macro)."""
+    `as_of` (their rows held in a table, or the macro: from a read snapshot's held rows
+    when they stand at `as_of`, warehouse.held_prices)."""
     place = placed(con, place)
+    if current == CURRENT_PRICES:  # a read snapshot's held rows, when they stand at as_of
+        current = held_current_prices(con, as_of) or CURRENT_PRICES
     return (offers_sql(current, place=place, of_models=gpu_models is not None),
             {"as_of": as_of, **offers_params(pricing_set(tuple(pricing or ())), config,
                                              segments, place, gpu_models)})
@@ -276,7 +280,8 @@ class Prices:
     pricing sets will be asked (the board and the report ask three): the current prices'
     rows are held once, in a temporary table of the connection, and each set's offers read
     from them (the same rows; one current_price_at instead of one per set). It stays until
-    the connection closes.
+    the connection closes. A read snapshot that holds them already (warehouse.held_prices)
+    is read instead, and nothing is held again.
     """
 
     ORDER: ClassVar[tuple[str, ...]] = OFFER_ORDER
@@ -316,10 +321,13 @@ class Prices:
         return self._offers[chosen]
 
     def _current(self) -> str:
-        """What OFFERS reads as the current prices: the macro, or (hold_current) the
-        temporary table its rows at as_of are held in, filled on first use."""
+        """What OFFERS reads as the current prices: the macro (or a snapshot's held rows:
+        offers_query), or (hold_current) the temporary table its rows at as_of are held in,
+        filled on first use."""
         if not self.hold_current:
             return CURRENT_PRICES
+        if self._held is None and held_current_prices(self.con, self.as_of) is not None:
+            self._held = CURRENT_PRICES  # a read snapshot holds them already (offers_query)
         if self._held is None:
             name = f"_current_prices_{next(_HELD_TABLES)}"
             self.con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM {CURRENT_PRICES}",

@@ -3,8 +3,9 @@
 DuckDB lets one process write a file or many processes read it, never both at once. So
 readers do not open the warehouse file itself. Every write session ends by publishing a read
 snapshot (warehouse.connection.open_warehouse calls `publish`): CHECKPOINT, copy the file to
-`<warehouse>.read/g000042.duckdb` (read-only), then swap the `current.duckdb` symlink to it
-with os.replace, which is atomic. Read commands open the newest snapshot; outside tools open
+`<warehouse>.read/g000042.duckdb` (read-only; the copy also holds its current prices:
+warehouse.held_prices), then swap the `current.duckdb` symlink to it with os.replace, which
+is atomic. Read commands open the newest snapshot; outside tools open
 `<warehouse>.read/current.duckdb` read-only. A reader keeps its generation as long as it
 likes: old generations are deleted only when no process holds them (DuckDB's read lock, seen
 in /proc/locks), and the newest two are always kept (a reader may have just resolved the
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import re
 import subprocess
@@ -44,11 +46,15 @@ from pathlib import Path
 import duckdb
 
 from contract.files import link_target, write_text_atomic
+from warehouse.engine import NO_FILES, open_duckdb
 from warehouse.errors import WarehouseError
+from warehouse.held_prices import store_current_prices
 from warehouse.lock import posix_locks
 
 __all__ = ["CURRENT", "Snapshot", "SnapshotError", "current", "identity", "prune", "publish",
            "read_dir", "read_path", "seal_of"]
+
+log = logging.getLogger("gpuprices.warehouse")
 
 CURRENT = "current.duckdb"
 KEEP = 2  # generations always kept: the current one and the one before it
@@ -196,6 +202,21 @@ def _copy(source: Path, target: Path) -> None:
         raise SnapshotError(f"cannot copy {source} to {target}: {lines[-1]}")
 
 
+def _hold_current_prices(copy: Path, name: str) -> None:
+    """Store the copy's current prices in it (warehouse.held_prices), before it is sealed. A
+    copy that cannot hold them is published as copied: its readers ask the macro."""
+    try:
+        con = open_duckdb(str(copy), config=NO_FILES)
+        try:
+            store_current_prices(con)
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        log.warning("the snapshot %s holds no current prices: %s", name,
+                    str(exc).splitlines()[0])
+    Path(f"{copy}.wal").unlink(missing_ok=True)  # a close that failed: the table is not held
+
+
 def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -228,6 +249,7 @@ def publish(con: duckdb.DuckDBPyConnection, warehouse: str | Path) -> Snapshot:
             if identity(target) != before:
                 partial.unlink(missing_ok=True)
                 raise SnapshotError(f"{target} changed while it was copied")
+            _hold_current_prices(partial, final.name)
             os.chmod(partial, 0o444)  # a reader that forgets read_only=True cannot write it
             os.replace(partial, final)
             sealed = seal_of(final)  # after the rename, which sets the inode's ctime
