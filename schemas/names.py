@@ -22,11 +22,11 @@ def _fold(text: str) -> str:
 def resolve_gpu(name: str) -> list[str]:
     """Catalog models meant by `name`; raises UnknownGpuName for a name the catalog cannot
     place."""
-    catalog = load_catalog()
-    exact = [s.gpu_model for s in catalog if _fold(s.gpu_model) == _fold(name)]
+    catalog, key = load_catalog(), _fold(name)
+    exact = [s.gpu_model for s in catalog if _fold(s.gpu_model) == key]
     if exact:
         return exact
-    family = [s.gpu_model for s in catalog if _fold(s.family) == _fold(name)]
+    family = [s.gpu_model for s in catalog if _fold(s.family) == key]
     if family:
         return family
     model = normalise_gpu_name(name)
