@@ -48,6 +48,7 @@ import duckdb
 from contract.files import link_target, write_text_atomic
 from warehouse.engine import NO_FILES, open_duckdb
 from warehouse.errors import WarehouseError
+from warehouse.held_prices import TABLE as HELD_PRICES
 from warehouse.held_prices import store_current_prices
 from warehouse.lock import posix_locks
 
@@ -232,6 +233,9 @@ def publish(con: duckdb.DuckDBPyConnection, warehouse: str | Path) -> Snapshot:
     and with no transaction in flight: CHECKPOINT puts every commit into the file itself.
     """
     target = link_target(warehouse)
+    # A warehouse made from a copy of a snapshot holds that snapshot's current prices, not its
+    # own: never copied on (a copy that cannot hold its own is then published without any).
+    con.execute(f"DROP TABLE IF EXISTS main.{HELD_PRICES}")
     con.execute("CHECKPOINT")
     if _wal_pending(target):
         raise SnapshotError(f"{target}.wal still holds commits after CHECKPOINT (another "

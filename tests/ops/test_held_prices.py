@@ -148,6 +148,27 @@ def test_a_snapshot_that_cannot_hold_them_is_published_as_copied(
         assert con.execute("SELECT count(*) FROM current_price_at(now())").fetchone() == (0,)
 
 
+def test_a_warehouse_made_from_a_snapshot_never_publishes_its_held_rows(
+        demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(con: duckdb.DuckDBPyConnection) -> None:
+        raise duckdb.IOException("disk full")
+
+    path = tmp_path / "w.duckdb"
+    shutil.copyfile(read_path(demo), path)  # someone's warehouse, from a copy of a snapshot
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"UPDATE {TABLE} SET price_usd_per_hour = 0.01")
+    monkeypatch.setattr(warehouse.snapshot, "store_current_prices", refuse)
+    with open_warehouse(path) as con:  # a write, whose snapshot cannot hold its own rows
+        con.execute("SELECT 1")
+    with reading(path) as con:
+        assert held_current_prices(con, datetime.now(UTC)) is None
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                           [TABLE]).fetchone() == (0,)
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                           [TABLE]).fetchone() == (0,)
+
+
 def test_an_empty_warehouse_holds_nothing_and_reads_the_macro(tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
     with open_warehouse(path) as con:
