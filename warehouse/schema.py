@@ -177,6 +177,10 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     if kind != "BASE TABLE":
         raise WarehouseRefused("not a gpuprices warehouse: `schema_version` is a "
                                f"{kind.lower()}, not a table")
+    return _recorded_version(con)
+
+
+def _recorded_version(con: duckdb.DuckDBPyConnection) -> int:
     versions = [row[0] for row in con.execute("SELECT version FROM schema_version").fetchall()]
     return max((int(v) for v in versions if v is not None), default=0)
 
@@ -208,10 +212,13 @@ def require_latest(con: duckdb.DuckDBPyConnection, where: str, *,
     """Check a file opened for reading: no shadowing macro, the latest schema (reads never
     migrate: WarehouseOutdated when older; WarehouseRefused when a newer gpuprices wrote it),
     its tables tables. `catalog_checked`: a read snapshot whose seal holds (its publisher
-    checked the catalog: warehouse.snapshot), so check_functions is not run again."""
-    if not catalog_checked:
+    checked the catalog: warehouse.snapshot), so neither its functions nor its tables are
+    checked again, and the version is read from its table at once."""
+    if catalog_checked:
+        version = _recorded_version(con)
+    else:
         check_functions(con)
-    version = schema_version(con)
+        version = schema_version(con)
     if version < LATEST_SCHEMA_VERSION:
         found = f"schema version {version}" if version else "no gpuprices schema"
         raise WarehouseOutdated(
@@ -222,7 +229,8 @@ def require_latest(con: duckdb.DuckDBPyConnection, where: str, *,
         raise WarehouseRefused(
             f"the warehouse {where} has schema version {version}, newer than this gpuprices "
             f"({LATEST_SCHEMA_VERSION}): upgrade gpuprices to read it")
-    check_tables(con, version)
+    if not catalog_checked:
+        check_tables(con, version)
     return version
 
 
