@@ -25,6 +25,8 @@ from datetime import UTC, datetime, time
 
 import duckdb
 
+from warehouse.transaction import transaction
+
 __all__ = ["TABLE", "held_current_prices", "store_current_prices", "trust"]
 
 log = logging.getLogger("gpuprices.warehouse")
@@ -38,11 +40,10 @@ _TAKEN_AT = """
 SELECT greatest((SELECT max(observed_at) FROM scrape_run),
                 (SELECT max(observed_at) FROM provider_capture))"""
 # The first day after `taken_at`'s on which an announced price comes into force (in_force),
-# of every row either table stores: a superset of the rows current_price_at picks from, so
-# the span may end early (the macro answers sooner), never late.
-_NEXT_IN_FORCE = """
-SELECT least((SELECT min(effective_from) FROM observation WHERE effective_from > $day),
-             (SELECT min(effective_from) FROM latest_observation WHERE effective_from > $day))"""
+# of every stored row (latest_observation holds copies of some): a superset of the rows
+# current_price_at picks from, so the span may end early (the macro answers sooner), never
+# late.
+_NEXT_IN_FORCE = "SELECT min(effective_from) FROM observation WHERE effective_from > $day"
 _SPAN = (f"SELECT comment FROM system.main.duckdb_tables() WHERE database_name = "
          f"current_database() AND schema_name = 'main' AND table_name = '{TABLE}'")
 
@@ -53,29 +54,23 @@ _TRUSTED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Span | None] = (
 _UNKNOWN = object()
 
 
-def store_current_prices(con: duckdb.DuckDBPyConnection) -> Span | None:
+def store_current_prices(con: duckdb.DuckDBPyConnection) -> None:
     """Store current_price_at's rows at the file's latest stamp in TABLE, with their span in
     the table's comment; on a writable connection to a snapshot being published, before it
-    is sealed. None (nothing stored) for a file with no run yet."""
+    is sealed. A file with no run yet holds none."""
     taken_at = con.execute(_TAKEN_AT).fetchone()[0]  # type: ignore[index]
     if taken_at is None:
-        return None
+        return
     day = taken_at.astimezone(UTC).date()
     first = con.execute(_NEXT_IN_FORCE, {"day": day}).fetchone()[0]  # type: ignore[index]
     until = datetime.combine(first, time(), UTC) if first is not None else None
     span = {"taken_at": taken_at.isoformat(),
             "valid_until": until.isoformat() if until is not None else None}
-    con.execute("BEGIN")
-    try:
+    with transaction(con):
         con.execute(f"CREATE OR REPLACE TABLE main.{TABLE} AS "
                     "SELECT * FROM current_price_at($t)", {"t": taken_at})
         text = json.dumps(span).replace("'", "''")  # COMMENT takes a literal, no parameter
         con.execute(f"COMMENT ON TABLE main.{TABLE} IS '{text}'")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return taken_at, until
 
 
 def trust(con: duckdb.DuckDBPyConnection) -> None:

@@ -322,12 +322,12 @@ class Prices:
 
     def _current(self) -> str:
         """What OFFERS reads as the current prices: the macro (or a snapshot's held rows:
-        offers_query), or (hold_current) the temporary table its rows at as_of are held in,
-        filled on first use."""
+        offers_query), or (hold_current) the snapshot's held rows, else the temporary table
+        its rows at as_of are held in, filled on first use."""
         if not self.hold_current:
             return CURRENT_PRICES
-        if self._held is None and held_current_prices(self.con, self.as_of) is not None:
-            self._held = CURRENT_PRICES  # a read snapshot holds them already (offers_query)
+        if self._held is None:  # a read snapshot may hold them already
+            self._held = held_current_prices(self.con, self.as_of)
         if self._held is None:
             name = f"_current_prices_{next(_HELD_TABLES)}"
             self.con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM {CURRENT_PRICES}",

@@ -38,6 +38,10 @@ def _span(con: duckdb.DuckDBPyConnection) -> tuple[datetime, datetime | None]:
     return span
 
 
+def _refuse(con: duckdb.DuckDBPyConnection) -> None:
+    raise duckdb.IOException("disk full")
+
+
 def _macro(con: duckdb.DuckDBPyConnection, as_of: datetime) -> list[tuple[object, ...]]:
     return con.execute("SELECT * FROM current_price_at($as_of) ORDER BY ALL",
                        {"as_of": as_of}).fetchall()
@@ -132,11 +136,8 @@ def test_a_span_that_cannot_be_read_is_not_trusted(demo: Path, tmp_path: Path,
 def test_a_snapshot_that_cannot_hold_them_is_published_as_copied(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    def refuse(con: duckdb.DuckDBPyConnection) -> None:
-        raise duckdb.IOException("disk full")
-
     path = tmp_path / "w.duckdb"
-    monkeypatch.setattr(warehouse.snapshot, "store_current_prices", refuse)
+    monkeypatch.setattr(warehouse.snapshot, "store_current_prices", _refuse)
     with caplog.at_level(logging.WARNING), open_warehouse(path) as con:
         con.execute("SELECT 1")
     assert "the snapshot g000001.duckdb holds no current prices: disk full" in caplog.text
@@ -150,14 +151,11 @@ def test_a_snapshot_that_cannot_hold_them_is_published_as_copied(
 
 def test_a_warehouse_made_from_a_snapshot_never_publishes_its_held_rows(
         demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(con: duckdb.DuckDBPyConnection) -> None:
-        raise duckdb.IOException("disk full")
-
     path = tmp_path / "w.duckdb"
     shutil.copyfile(read_path(demo), path)  # someone's warehouse, from a copy of a snapshot
     with duckdb.connect(str(path)) as con:
         con.execute(f"UPDATE {TABLE} SET price_usd_per_hour = 0.01")
-    monkeypatch.setattr(warehouse.snapshot, "store_current_prices", refuse)
+    monkeypatch.setattr(warehouse.snapshot, "store_current_prices", _refuse)
     with open_warehouse(path) as con:  # a write, whose snapshot cannot hold its own rows
         con.execute("SELECT 1")
     with reading(path) as con:
